@@ -1,0 +1,90 @@
+#!/bin/bash
+# make deps: install everything the project needs from Debian's archive.
+# Idempotent: each step checks before it works, so a warm machine takes ~1 s.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+log() { echo "deps: $*"; }
+
+apt_updated=
+apt_update_once() {
+	[ -n "$apt_updated" ] && return 0
+	log "apt-get update"
+	apt-get update -qq
+	apt_updated=1
+}
+
+install_host_packages() {
+	local want=() missing=() p
+	mapfile -t want < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
+		"$PMUCTX_TOP"/scripts/deps/host-packages.txt)
+	for p in "${want[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q '^install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	apt_update_once
+	log "installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The arm64 kernel is never installed system-wide: it is unpacked into the
+# cache, and its headers are made usable from amd64 by pointing their
+# scripts/ and tools/ at the amd64 kbuild of the same series.
+fetch_arm64() {
+	local stamp=$ARM64_ROOT/.complete dl hdr
+	[ -f "$stamp" ] && return 0
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		log "adding foreign architecture arm64"
+		dpkg --add-architecture arm64
+		apt_updated=
+	fi
+	apt_update_once
+	dl=$PMUCTX_CACHE/arm64/$KDEBVER/debs
+	rm -rf "$ARM64_ROOT" "$dl"
+	mkdir -p "$dl" "$ARM64_ROOT"
+	log "downloading arm64 kernel $KDEBVER and busybox"
+	(cd "$dl" && apt-get download -qq \
+		"linux-image-$KABI-arm64:arm64=$KDEBVER" \
+		"linux-headers-$KABI-arm64:arm64=$KDEBVER" \
+		busybox-static:arm64) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
+	for f in "$dl"/*.deb; do dpkg-deb -x "$f" "$ARM64_ROOT"; done
+	hdr=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
+	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/scripts" "$hdr/scripts"
+	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/tools" "$hdr/tools"
+	[ -f "/usr/src/linux-headers-$KABI-common/Makefile" ] || {
+		echo "deps: /usr/src/linux-headers-$KABI-common missing" >&2
+		exit 1
+	}
+	rm -rf "$dl"
+	touch "$stamp"
+}
+
+# Only the pieces of linux-source we use: the kselftest harness, checkpatch
+# and its data, perf's pmu-events tree (read by the event-table import test).
+extract_source() {
+	local tarball=/usr/src/linux-source-$KSERIES.tar.xz
+	local stamp=$SRC_ROOT/.complete-$KDEBVER
+	[ -f "$stamp" ] && return 0
+	log "extracting selected parts of $tarball"
+	rm -rf "$SRC_ROOT"
+	mkdir -p "$PMUCTX_CACHE/src"
+	tar -C "$PMUCTX_CACHE/src" -xJf "$tarball" \
+		"linux-source-$KSERIES/tools/testing/selftests/kselftest_harness.h" \
+		"linux-source-$KSERIES/tools/testing/selftests/kselftest.h" \
+		"linux-source-$KSERIES/scripts/checkpatch.pl" \
+		"linux-source-$KSERIES/scripts/spelling.txt" \
+		"linux-source-$KSERIES/scripts/const_structs.checkpatch" \
+		"linux-source-$KSERIES/tools/perf/pmu-events"
+	touch "$stamp"
+}
+
+install_host_packages
+pmuctx_kernel_facts
+fetch_arm64
+extract_source
+if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ]; then
+	"$PMUCTX_TOP/scripts/debug-kernel" build-all
+fi
+log "ready: kernel $KABI ($KDEBVER), cache $PMUCTX_CACHE"

@@ -1,0 +1,39 @@
+# shellcheck shell=bash
+# A lane is one kernel the VM tests boot: its arch, kernel image, the build
+# tree the module compiles against, and what QEMU needs for it.
+# Sourced after env.sh; pmuctx_lane NAME sets LANE_* variables.
+# Lanes: x86_64 and arm64 are Debian's stock kernels; the debug lanes are
+# built from linux-source by scripts/debug-kernel.
+
+pmuctx_lane() {
+	LANE=$1
+	LANE_MEM=1024
+	LANE_APPEND=
+	case $LANE in
+	x86_64)
+		LANE_ARCH=x86_64
+		LANE_KIMAGE=/boot/vmlinuz-$KABI-amd64
+		LANE_KDIR=/usr/src/linux-headers-$KABI-amd64
+		;;
+	arm64)
+		LANE_ARCH=arm64
+		LANE_KIMAGE=$ARM64_ROOT/boot/vmlinuz-$KABI-arm64
+		LANE_KDIR=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
+		;;
+	*)
+		if [ -f "$PMUCTX_TOP/scripts/debug-lanes.sh" ]; then
+			. "$PMUCTX_TOP/scripts/debug-lanes.sh"
+			pmuctx_debug_lane "$LANE" && return 0
+		fi
+		echo "unknown lane '$LANE'" >&2
+		return 1
+		;;
+	esac
+}
+
+pmuctx_cross_compile() {
+	case $1 in
+	arm64) echo aarch64-linux-gnu- ;;
+	*) echo "" ;;
+	esac
+}

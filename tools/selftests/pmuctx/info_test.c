@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The device node and the info ioctl: the first contact with the ABI. */
+#include <errno.h>
+#include <stddef.h>
+#include <sys/sysmacros.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/pmuctx.h>
+
+#include "kselftest_harness.h"
+
+FIXTURE(dev) {
+	int fd;
+};
+
+FIXTURE_SETUP(dev)
+{
+	self->fd = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd) TH_LOG("open /dev/pmuctx: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST(device_node_is_a_misc_char_device)
+{
+	struct stat st;
+
+	ASSERT_EQ(0, stat("/dev/pmuctx", &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(10, major(st.st_rdev));	/* MISC_MAJOR */
+	EXPECT_EQ(0666, st.st_mode & 0777);
+}
+
+TEST_F(dev, info_reports_abi_and_backend)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+
+	ASSERT_EQ(0, ioctl(self->fd, PMUCTX_INFO, &info));
+	EXPECT_EQ(PMUCTX_ABI_VERSION, info.abi_version);
+	EXPECT_EQ(sizeof(info), info.size);
+	EXPECT_TRUE(info.features & PMUCTX_FEAT_SOFTWARE);
+#if defined(__aarch64__)
+	/* QEMU -cpu max: PMUv3 with 6 event counters and the cycle counter. */
+	EXPECT_STREQ("armv8-pmuv3", info.backend);
+	EXPECT_EQ(6, info.nr_general);
+	EXPECT_EQ(1, info.nr_fixed);
+	EXPECT_EQ(64, info.fixed_width);
+	EXPECT_LE(1, info.pmu_version);
+	EXPECT_TRUE(info.features & PMUCTX_FEAT_HARDWARE);
+	/* PMCEID0 bits for SW_INCR (0x00), INST_RETIRED (0x08), CPU_CYCLES (0x11) */
+	EXPECT_TRUE(info.hw_events[0] & (1ULL << 0x00));
+	EXPECT_TRUE(info.hw_events[0] & (1ULL << 0x08));
+	EXPECT_TRUE(info.hw_events[0] & (1ULL << 0x11));
+#else
+	/* The x86 TCG CPU has no PMU: software counters only. */
+	EXPECT_STREQ("software", info.backend);
+	EXPECT_EQ(0, info.nr_general);
+	EXPECT_FALSE(info.features & PMUCTX_FEAT_HARDWARE);
+#endif
+}
+
+TEST_F(dev, info_accepts_older_smaller_struct)
+{
+	struct pmuctx_info info;
+	const __u32 old_size = offsetof(struct pmuctx_info, nr_general);
+
+	memset(&info, 0xa5, sizeof(info));
+	info.size = old_size;
+	ASSERT_EQ(0, ioctl(self->fd, PMUCTX_INFO, &info));
+	EXPECT_EQ(old_size, info.size);
+	EXPECT_EQ(PMUCTX_ABI_VERSION, info.abi_version);
+	/* Nothing past the caller's size may be written. */
+	EXPECT_EQ(0xa5a5a5a5u, info.nr_general);
+}
+
+TEST_F(dev, info_rejects_newer_struct_with_unknown_fields)
+{
+	struct {
+		struct pmuctx_info info;
+		__u64 future;
+	} big;
+
+	memset(&big, 0, sizeof(big));
+	big.info.size = sizeof(big);
+	ASSERT_EQ(0, ioctl(self->fd, PMUCTX_INFO, &big));
+	EXPECT_EQ(sizeof(big.info), big.info.size);
+
+	big.info.size = sizeof(big);
+	big.future = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, PMUCTX_INFO, &big));
+	EXPECT_EQ(E2BIG, errno);
+}
+
+TEST_F(dev, info_rejects_truncated_size)
+{
+	struct pmuctx_info info = { .size = 4 };
+
+	EXPECT_EQ(-1, ioctl(self->fd, PMUCTX_INFO, &info));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(dev, unknown_ioctl_is_enotty)
+{
+	EXPECT_EQ(-1, ioctl(self->fd, _IO(PMUCTX_IOC_MAGIC, 0x7f)));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, _IOR('T', 0x01, int), 0));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(dev, bad_argument_pointer_is_efault)
+{
+	EXPECT_EQ(-1, ioctl(self->fd, PMUCTX_INFO, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, PMUCTX_INFO, NULL));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+TEST_HARNESS_MAIN
