@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Opening the event database: pick the table for a CPU identifier (mapfile
+ * rules of perf), and read-only accessors over the compiled tables.
+ */
+#include <ctype.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "evdb_internal.h"
+
+static const char *const error_names[PMUCTX_EV_NR_ERRORS] = {
+	[PMUCTX_EV_OK] = "success",
+	[PMUCTX_EV_ENOMEM] = "out of memory",
+	[PMUCTX_EV_ENOCPU] = "no event table for this CPU",
+	[PMUCTX_EV_ESYNTAX] = "syntax error",
+	[PMUCTX_EV_EUNKNOWN_PMU] = "unknown PMU",
+	[PMUCTX_EV_EUNKNOWN_EVENT] = "unknown event",
+	[PMUCTX_EV_EUNKNOWN_UMASK] = "unknown unit mask",
+	[PMUCTX_EV_EMISSING_UMASK] = "missing unit mask",
+	[PMUCTX_EV_EEXCLUSIVE] = "unit masks cannot be combined",
+	[PMUCTX_EV_EUNKNOWN_MOD] = "unknown modifier",
+	[PMUCTX_EV_EBAD_VALUE] = "bad value",
+	[PMUCTX_EV_EMOD_CONFLICT] = "conflicting modifier",
+	[PMUCTX_EV_EDUPLICATE] = "given twice",
+	[PMUCTX_EV_ERECURSION] = "recursive metric",
+	[PMUCTX_EV_EDIV_ZERO] = "division by zero",
+	[PMUCTX_EV_EIO] = "cannot read file",
+	[PMUCTX_EV_EUNKNOWN_NAME] = "unknown name in expression",
+};
+
+const char *pmuctx_ev_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err >= PMUCTX_EV_NR_ERRORS)
+		return "unknown error";
+	return error_names[err];
+}
+
+int ev_error(char *err, size_t err_len, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && err_len) {
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	return -code;
+}
+
+/* ---------- CPU matching ---------- */
+
+static int parse_u64(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!*s)
+		return -1;
+	*v = strtoull(s, &end, 16);
+	return *end ? -1 : 0;
+}
+
+/* MIDR variant [23:20] and revision [3:0] do not select a table. */
+#define MIDR_IGNORED_BITS 0x00f0000fULL
+
+static int match_arm64(const char *pattern, const char *cpuid)
+{
+	unsigned long long a, b;
+
+	if (parse_u64(pattern, &a) || parse_u64(cpuid, &b))
+		return 0;
+	return (a & ~MIDR_IGNORED_BITS) == (b & ~MIDR_IGNORED_BITS);
+}
+
+/* Count @c outside bracket expressions ("[0-9A-F]" has no field separator). */
+static int count_char(const char *s, char c)
+{
+	int n = 0, in_bracket = 0;
+
+	for (; *s; s++) {
+		if (*s == '[')
+			in_bracket = 1;
+		else if (*s == ']')
+			in_bracket = 0;
+		else if (!in_bracket)
+			n += *s == c;
+	}
+	return n;
+}
+
+/*
+ * x86: the mapfile CPUID is an extended regular expression that must match
+ * the whole "vendor-family-model[-stepping]" string.  A pattern without a
+ * stepping field matches the identifier with its stepping removed.
+ */
+static int match_x86(const char *pattern, const char *cpuid)
+{
+	char id[128];
+	regex_t re;
+	regmatch_t m;
+	char *anchored;
+	int ok = 0;
+
+	snprintf(id, sizeof(id), "%s", cpuid);
+	if (count_char(pattern, '-') < 3 && count_char(id, '-') >= 3)
+		*strrchr(id, '-') = 0;
+	anchored = malloc(strlen(pattern) + 5);
+	if (!anchored)
+		return 0;
+	sprintf(anchored, "^(%s)$", pattern);
+	if (!regcomp(&re, anchored, REG_EXTENDED)) {
+		ok = !regexec(&re, id, 1, &m, 0) && m.rm_so == 0 && (size_t)m.rm_eo == strlen(id);
+		regfree(&re);
+	}
+	free(anchored);
+	return ok;
+}
+
+static int looks_like_midr(const char *s)
+{
+	if (!strncasecmp(s, "0x", 2))
+		s += 2;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static const char *default_core_pmu(const char *arch)
+{
+	if (!strcmp(arch, "x86"))
+		return "cpu";
+	if (!strcmp(arch, "arm64"))
+		return "armv8_pmuv3";
+	return "cpu";
+}
+
+int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
+		     const char *cpuid, char *err, size_t err_len)
+{
+	struct pmuctx_evdb *evdb;
+	const char *arch = NULL, *colon;
+	char detected[128];
+	uint32_t i;
+	int ret;
+
+	*out = NULL;
+	if (!db)
+		db = &pmuctx_builtin_db;
+	if (!cpuid || !*cpuid)
+		cpuid = getenv("PMUCTX_CPUID");
+	if (!cpuid || !*cpuid) {
+		ret = pmuctx_detect_cpuid(detected, sizeof(detected), &arch);
+		if (ret)
+			return ev_error(err, err_len, PMUCTX_EV_ENOCPU,
+					"cannot identify the CPU; set PMUCTX_CPUID (e.g. GenuineIntel-6-55-4 or 0x410fd0c0)");
+		cpuid = detected;
+	}
+	evdb = calloc(1, sizeof(*evdb));
+	if (!evdb)
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	evdb->db = db;
+	evdb->table = -1;
+	evdb->map = -1;
+	colon = strchr(cpuid, ':');
+	if (colon && colon - cpuid < (int)sizeof(evdb->arch)) {
+		memcpy(evdb->arch, cpuid, colon - cpuid);
+		cpuid = colon + 1;
+	} else if (arch) {
+		snprintf(evdb->arch, sizeof(evdb->arch), "%s", arch);
+	} else {
+		snprintf(evdb->arch, sizeof(evdb->arch), "%s",
+			 looks_like_midr(cpuid) ? "arm64" : "x86");
+	}
+	snprintf(evdb->cpuid, sizeof(evdb->cpuid), "%s", cpuid);
+	snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%s", default_core_pmu(evdb->arch));
+	for (i = 0; i < db->n_maps; i++) {
+		const struct pmu_db_map *m = &db->maps[i];
+		const char *pattern = PMU_DB_STR(db, m->cpuid);
+		int hit;
+
+		if (strcmp(PMU_DB_STR(db, m->arch), evdb->arch))
+			continue;
+		if (!strcmp(evdb->arch, "arm64"))
+			hit = match_arm64(pattern, cpuid);
+		else if (!strcmp(evdb->arch, "x86"))
+			hit = match_x86(pattern, cpuid);
+		else
+			hit = !strcasecmp(pattern, cpuid);
+		if (hit && strcmp(PMU_DB_STR(db, m->type), "core") == 0) {
+			const char *names = PMU_DB_STR(db, m->pmu_names);
+
+			evdb->map = i;
+			evdb->table = m->table;
+			if (*names) {
+				size_t n = strcspn(names, " ");
+
+				snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%.*s", (int)n, names);
+				snprintf(evdb->pmu_names, sizeof(evdb->pmu_names), "%s", names);
+			}
+			break;
+		}
+	}
+	if (!evdb->pmu_names[0])
+		snprintf(evdb->pmu_names, sizeof(evdb->pmu_names), "%s", evdb->core_pmu);
+	*out = evdb;
+	return 0;
+}
+
+void pmuctx_evdb_close(struct pmuctx_evdb *evdb)
+{
+	if (!evdb)
+		return;
+	derived_free_all(evdb);
+	free(evdb);
+}
+
+const char *pmuctx_evdb_arch(const struct pmuctx_evdb *evdb) { return evdb->arch; }
+const char *pmuctx_evdb_cpuid(const struct pmuctx_evdb *evdb) { return evdb->cpuid; }
+const char *pmuctx_evdb_core_pmu(const struct pmuctx_evdb *evdb) { return evdb->core_pmu; }
+
+const char *pmuctx_evdb_table(const struct pmuctx_evdb *evdb)
+{
+	if (evdb->table < 0)
+		return NULL;
+	return EVDB_STR(evdb, evdb->db->tables[evdb->table].name);
+}
+
+/* ---------- events ---------- */
+
+static uint32_t n_common(const struct pmuctx_evdb *evdb)
+{
+	const struct pmu_db *db = evdb->db;
+
+	return db->common_table >= 0 ? db->tables[db->common_table].n_events : 0;
+}
+
+int pmuctx_evdb_n_events(const struct pmuctx_evdb *evdb)
+{
+	return n_common(evdb) + (evdb->table >= 0 ? evdb->db->tables[evdb->table].n_events : 0);
+}
+
+const struct pmu_db_event *evdb_event_ptr(const struct pmuctx_evdb *evdb, int idx)
+{
+	const struct pmu_db *db = evdb->db;
+	uint32_t nc = n_common(evdb);
+
+	if (idx < 0 || idx >= pmuctx_evdb_n_events(evdb))
+		return NULL;
+	if ((uint32_t)idx < nc)
+		return &db->events[db->tables[db->common_table].first_event + idx];
+	return &db->events[db->tables[evdb->table].first_event + idx - nc];
+}
+
+const char *evdb_event_pmu(const struct pmuctx_evdb *evdb, int idx)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+
+	if (*EVDB_STR(evdb, ev->pmu))
+		return EVDB_STR(evdb, ev->pmu);
+	return (uint32_t)idx < n_common(evdb) ? "sw" : evdb->core_pmu;
+}
+
+enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu)
+{
+	if (!strcasecmp(pmu, "sw") || !strcasecmp(pmu, "software"))
+		return PMU_KIND_SW;
+	if (strcasecmp(pmu, evdb->core_pmu))
+		return PMU_KIND_UNCORE;
+	if (!strcmp(evdb->arch, "x86"))
+		return PMU_KIND_X86;
+	if (!strcmp(evdb->arch, "arm64"))
+		return PMU_KIND_ARM64;
+	return PMU_KIND_OTHER_CORE;
+}
+
+enum pmu_kind evdb_event_kind(const struct pmuctx_evdb *evdb, int idx)
+{
+	return evdb_pmu_kind(evdb, evdb_event_pmu(evdb, idx));
+}
+
+/* Does @pmu name the event's PMU (directly or through a core alias)? */
+int evdb_pmu_matches(const struct pmuctx_evdb *evdb, int idx, const char *pmu)
+{
+	const char *own = evdb_event_pmu(evdb, idx);
+
+	if (!strcasecmp(own, pmu))
+		return 1;
+	if (!strcasecmp(own, "sw"))
+		return !strcasecmp(pmu, "software");
+	if (!strcasecmp(own, evdb->core_pmu))
+		return pmuctx_evdb_has_pmu(evdb, pmu) && strcasecmp(pmu, "sw") &&
+		       strcasecmp(pmu, "software");
+	return 0;
+}
+
+static int word_in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*list) {
+		size_t len = strcspn(list, " ");
+
+		if (len == n && !strncasecmp(list, word, n))
+			return 1;
+		list += len;
+		while (*list == ' ')
+			list++;
+	}
+	return 0;
+}
+
+int pmuctx_evdb_has_pmu(const struct pmuctx_evdb *evdb, const char *name)
+{
+	int i, n = pmuctx_evdb_n_events(evdb);
+
+	if (!strcasecmp(name, "sw") || !strcasecmp(name, "software") ||
+	    !strcasecmp(name, evdb->core_pmu) || word_in_list(evdb->pmu_names, name))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, i)->pmu), name))
+			return 1;
+	return 0;
+}
+
+int pmuctx_evdb_event(const struct pmuctx_evdb *evdb, int idx, struct pmuctx_event_desc *out)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+
+	if (!ev)
+		return -PMUCTX_EV_EUNKNOWN_EVENT;
+	out->pmu = evdb_event_pmu(evdb, idx);
+	out->name = EVDB_STR(evdb, ev->name);
+	out->desc = EVDB_STR(evdb, ev->desc);
+	out->long_desc = EVDB_STR(evdb, ev->long_desc);
+	out->mods = EVDB_STR(evdb, ev->mods);
+	out->code = ev->code;
+	out->n_umasks = ev->n_umasks;
+	out->n_groups = ev->n_groups;
+	out->exclusive_groups = ev->exclusive_groups;
+	out->deprecated = !!(ev->flags & PMU_DB_DEPRECATED);
+	return 0;
+}
+
+int pmuctx_evdb_umask(const struct pmuctx_evdb *evdb, int idx, unsigned umask,
+		      struct pmuctx_umask_desc *out)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+	const struct pmu_db_umask *um;
+
+	if (!ev || umask >= ev->n_umasks)
+		return -PMUCTX_EV_EUNKNOWN_UMASK;
+	um = &evdb->db->umasks[ev->first_umask + umask];
+	out->name = EVDB_STR(evdb, um->name);
+	out->desc = EVDB_STR(evdb, um->desc);
+	out->mods = EVDB_STR(evdb, um->mods);
+	out->code = um->code;
+	out->event_code = um->event_code;
+	out->group = um->group;
+	out->is_default = !!(um->flags & PMU_DB_DEFAULT);
+	return 0;
+}
+
+int pmuctx_evdb_find(const struct pmuctx_evdb *evdb, const char *name)
+{
+	const char *sep = strstr(name, "::");
+	char pmu[64] = "";
+	int i, n = pmuctx_evdb_n_events(evdb);
+
+	if (sep) {
+		snprintf(pmu, sizeof(pmu), "%.*s", (int)(sep - name), name);
+		name = sep + 2;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, i)->name), name))
+			continue;
+		if (!*pmu || evdb_pmu_matches(evdb, i, pmu))
+			return i;
+	}
+	return -1;
+}
+
+/* ---------- metrics ---------- */
+
+int pmuctx_evdb_n_metrics(const struct pmuctx_evdb *evdb)
+{
+	const struct pmu_db *db = evdb->db;
+	int n = 0;
+
+	if (db->common_table >= 0)
+		n += db->tables[db->common_table].n_metrics;
+	if (evdb->table >= 0)
+		n += db->tables[evdb->table].n_metrics;
+	return n;
+}
+
+static const struct pmu_db_metric *metric_ptr(const struct pmuctx_evdb *evdb, int idx)
+{
+	const struct pmu_db *db = evdb->db;
+	int nc = db->common_table >= 0 ? (int)db->tables[db->common_table].n_metrics : 0;
+
+	if (idx < 0 || idx >= pmuctx_evdb_n_metrics(evdb))
+		return NULL;
+	if (idx < nc)
+		return &db->metrics[db->tables[db->common_table].first_metric + idx];
+	return &db->metrics[db->tables[evdb->table].first_metric + idx - nc];
+}
+
+int pmuctx_evdb_metric(const struct pmuctx_evdb *evdb, int idx, struct pmuctx_metric_desc *out)
+{
+	const struct pmu_db_metric *m = metric_ptr(evdb, idx);
+
+	if (!m)
+		return -PMUCTX_EV_EUNKNOWN_NAME;
+	out->name = EVDB_STR(evdb, m->name);
+	out->expr = EVDB_STR(evdb, m->expr);
+	out->groups = EVDB_STR(evdb, m->groups);
+	out->desc = EVDB_STR(evdb, m->desc);
+	out->scale_unit = EVDB_STR(evdb, m->scale_unit);
+	return 0;
+}
+
+int pmuctx_evdb_find_metric(const struct pmuctx_evdb *evdb, const char *name)
+{
+	int i, n = pmuctx_evdb_n_metrics(evdb);
+
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(EVDB_STR(evdb, metric_ptr(evdb, i)->name), name))
+			return i;
+	return -1;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Internal state of an opened event database, shared by the library files. */
+#ifndef PMUCTX_EVDB_INTERNAL_H
+#define PMUCTX_EVDB_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "pmu_db.h"
+#include "pmuctx_events.h"
+
+enum pmu_kind {
+	PMU_KIND_X86,		/* x86 core PMU */
+	PMU_KIND_ARM64,		/* ARMv8 PMUv3 */
+	PMU_KIND_OTHER_CORE,
+	PMU_KIND_SW,		/* software events */
+	PMU_KIND_UNCORE,	/* any "Unit" PMU: encoded raw, no modifiers */
+};
+
+struct derived_base {
+	int is_derived;		/* index into derived[] or natives[] */
+	int index;
+};
+
+struct derived_event {
+	char *name;
+	enum pmuctx_derived_type type;
+	int is_preset;
+	char *formula, *ldesc, *sdesc, *note;
+	unsigned n_bases;
+	char **base_text;
+	struct derived_base *bases;
+	char *file;
+	int line;
+};
+
+struct pmuctx_evdb {
+	const struct pmu_db *db;
+	char arch[16];
+	char cpuid[128];
+	int table;		/* matched table or -1 */
+	int map;
+	char core_pmu[64];
+	char pmu_names[256];	/* space separated aliases of the core PMU */
+	struct derived_event *derived;
+	int n_derived;
+	struct pmuctx_event_info *natives;
+	int n_natives;
+};
+
+extern const struct pmu_db pmuctx_builtin_db;
+
+/* Fill err and return -code. */
+int ev_error(char *err, size_t err_len, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+const struct pmu_db_event *evdb_event_ptr(const struct pmuctx_evdb *evdb, int idx);
+const char *evdb_event_pmu(const struct pmuctx_evdb *evdb, int idx);
+enum pmu_kind evdb_event_kind(const struct pmuctx_evdb *evdb, int idx);
+enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu);
+int evdb_pmu_matches(const struct pmuctx_evdb *evdb, int idx, const char *pmu);
+const struct pmuctx_mod_desc *evdb_kind_mods(enum pmu_kind kind, int *count);
+
+#define EVDB_STR(evdb, off) PMU_DB_STR((evdb)->db, off)
+
+/* Expression engine shared by metrics and PAPI infix formulas. */
+struct expr;
+int expr_parse(const char *text, struct expr **out, char *err, size_t err_len);
+void expr_free(struct expr *e);
+int expr_eval(const struct expr *e, pmuctx_value_fn lookup, void *ctx, double *value,
+	      char *err, size_t err_len);
+/* Call fn for every name the expression refers to. */
+int expr_for_each_name(const struct expr *e, int (*fn)(void *ctx, const char *name), void *ctx);
+
+void derived_free_all(struct pmuctx_evdb *evdb);
+
+#endif

@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Event strings, libpfm4 style:  [pmu::]EVENT[:UMASK...][:mod[=value]...]
+ * plus raw forms  [pmu::]r<hex>[:mod...]  and  pmu/term=value,.../[ukh].
+ *
+ * Unit-mask rules (libpfm4): every unit mask belongs to a group; each group
+ * needs at least one unit mask, chosen by the user or the group's default;
+ * an exclusive group accepts only one.  A unit mask may hard-wire modifiers:
+ * the user may repeat the same value but not contradict it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "evdb_internal.h"
+
+enum { MOD_U, MOD_K, MOD_H, MOD_E, MOD_I, MOD_C, MOD_T, MOD_NR };
+
+static const struct pmuctx_mod_desc all_mods[MOD_NR] = {
+	[MOD_U] = { "u", "count at user level (EL0, ring 3)", PMUCTX_MOD_BOOL, 1, 1 },
+	[MOD_K] = { "k", "count at kernel level (EL1, ring 0)", PMUCTX_MOD_BOOL, 1, 1 },
+	[MOD_H] = { "h", "count in the hypervisor (EL2)", PMUCTX_MOD_BOOL, 1, 0 },
+	[MOD_E] = { "e", "edge detect: count 0->1 transitions", PMUCTX_MOD_BOOL, 1, 0 },
+	[MOD_I] = { "i", "invert the counter-mask comparison", PMUCTX_MOD_BOOL, 1, 0 },
+	[MOD_C] = { "c", "counter mask: count cycles with at least c events", PMUCTX_MOD_INT, 255, 0 },
+	[MOD_T] = { "t", "count events of both hyper-threads (any thread)", PMUCTX_MOD_BOOL, 1, 0 },
+};
+
+/* Modifier sets per PMU kind, as indexes into all_mods. */
+static const struct pmuctx_mod_desc x86_mods[] = {
+	all_mods[MOD_U], all_mods[MOD_K], all_mods[MOD_H], all_mods[MOD_E],
+	all_mods[MOD_I], all_mods[MOD_C], all_mods[MOD_T],
+};
+static const struct pmuctx_mod_desc arm64_mods[] = {
+	all_mods[MOD_U], all_mods[MOD_K], all_mods[MOD_H],
+};
+static const struct pmuctx_mod_desc sw_mods[] = {
+	all_mods[MOD_U], all_mods[MOD_K],
+};
+
+const struct pmuctx_mod_desc *evdb_kind_mods(enum pmu_kind kind, int *count)
+{
+	switch (kind) {
+	case PMU_KIND_X86:
+		*count = sizeof(x86_mods) / sizeof(x86_mods[0]);
+		return x86_mods;
+	case PMU_KIND_ARM64:
+	case PMU_KIND_OTHER_CORE:
+		*count = sizeof(arm64_mods) / sizeof(arm64_mods[0]);
+		return arm64_mods;
+	case PMU_KIND_SW:
+		*count = sizeof(sw_mods) / sizeof(sw_mods[0]);
+		return sw_mods;
+	default:
+		*count = 0;
+		return NULL;
+	}
+}
+
+int pmuctx_evdb_mods(const struct pmuctx_evdb *evdb, int idx,
+		     const struct pmuctx_mod_desc **out, int max)
+{
+	int n, i;
+	const struct pmuctx_mod_desc *mods;
+
+	if (!evdb_event_ptr(evdb, idx))
+		return -PMUCTX_EV_EUNKNOWN_EVENT;
+	mods = evdb_kind_mods(evdb_event_kind(evdb, idx), &n);
+	for (i = 0; i < n && i < max; i++)
+		out[i] = &mods[i];
+	return i;
+}
+
+static int mod_id(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < MOD_NR; i++)
+		if (strlen(all_mods[i].name) == len && !strncasecmp(all_mods[i].name, name, len))
+			return i;
+	return -1;
+}
+
+static int kind_has_mod(enum pmu_kind kind, int id)
+{
+	int n, i;
+	const struct pmuctx_mod_desc *mods = evdb_kind_mods(kind, &n);
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(mods[i].name, all_mods[id].name))
+			return 1;
+	return 0;
+}
+
+static void kind_mod_list(enum pmu_kind kind, char *buf, size_t len)
+{
+	int n, i;
+	const struct pmuctx_mod_desc *mods = evdb_kind_mods(kind, &n);
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < n && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s", i ? ", " : "", mods[i].name);
+	if (!n)
+		snprintf(buf, len, "none");
+}
+
+struct mod_state {
+	unsigned long long value[MOD_NR];
+	int set[MOD_NR];		/* given by the user */
+	const char *hw_by[MOD_NR];	/* hard-wired by this unit mask */
+};
+
+static int parse_number(const char *s, size_t len, unsigned long long *v)
+{
+	char buf[32], *end;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	if (!isdigit((unsigned char)buf[0]))
+		return -1;
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	return (*end || errno) ? -1 : 0;
+}
+
+/* A user modifier "name[=value]". */
+static int set_user_mod(struct mod_state *ms, enum pmu_kind kind, const char *tok,
+			const char *event, char *err, size_t err_len)
+{
+	const char *eq = strchr(tok, '=');
+	size_t nlen = eq ? (size_t)(eq - tok) : strlen(tok);
+	int id = mod_id(tok, nlen);
+	unsigned long long v = 1;
+	char list[64];
+
+	if (id < 0 || !kind_has_mod(kind, id)) {
+		kind_mod_list(kind, list, sizeof(list));
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+				"unknown modifier '%.*s' for event %s (modifiers: %s)",
+				(int)nlen, tok, event, list);
+	}
+	if (eq && parse_number(eq + 1, strlen(eq + 1), &v))
+		return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+				"modifier %s of event %s: '%s' is not a number",
+				all_mods[id].name, event, eq + 1);
+	if (!eq && all_mods[id].type != PMUCTX_MOD_BOOL)
+		return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+				"modifier %s of event %s needs a value (%s=<0..%u>)",
+				all_mods[id].name, event, all_mods[id].name, all_mods[id].max);
+	if (v > all_mods[id].max)
+		return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+				"modifier %s=%llu of event %s out of range (0..%u)",
+				all_mods[id].name, v, event, all_mods[id].max);
+	if (ms->set[id])
+		return ev_error(err, err_len, PMUCTX_EV_EDUPLICATE,
+				"modifier %s given twice for event %s", all_mods[id].name, event);
+	ms->set[id] = 1;
+	ms->value[id] = v;
+	return 0;
+}
+
+/* Apply a hard-wired "c=1:i=1" string of a unit mask (or plain event). */
+static int apply_hardwired(struct mod_state *ms, enum pmu_kind kind, const char *mods,
+			   const char *owner, const char *event, char *err, size_t err_len)
+{
+	while (*mods) {
+		size_t len = strcspn(mods, ":");
+		const char *eq = memchr(mods, '=', len);
+		size_t nlen = eq ? (size_t)(eq - mods) : len;
+		int id = mod_id(mods, nlen);
+		unsigned long long v = 1;
+
+		if (id < 0 || !kind_has_mod(kind, id) ||
+		    (eq && parse_number(eq + 1, len - nlen - 1, &v)))
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+					"table error: %s of event %s hard-wires '%.*s'",
+					owner, event, (int)len, mods);
+		if (ms->set[id] && ms->value[id] != v)
+			return ev_error(err, err_len, PMUCTX_EV_EMOD_CONFLICT,
+					"modifier %s=%llu conflicts with %s=%llu hard-wired by %s of event %s",
+					all_mods[id].name, ms->value[id], all_mods[id].name, v, owner, event);
+		if (ms->hw_by[id] && ms->value[id] != v)
+			return ev_error(err, err_len, PMUCTX_EV_EMOD_CONFLICT,
+					"unit masks %s and %s of event %s hard-wire different values of modifier %s",
+					ms->hw_by[id], owner, event, all_mods[id].name);
+		ms->value[id] = v;
+		ms->hw_by[id] = owner;
+		mods += len;
+		if (*mods == ':')
+			mods++;
+	}
+	return 0;
+}
+
+static int is_set(const struct mod_state *ms, int id)
+{
+	return ms->set[id] || ms->hw_by[id];
+}
+
+/* Privilege defaults: none given means user+kernel; otherwise only those given. */
+static int finish_mods(struct mod_state *ms, enum pmu_kind kind, const char *event,
+		       char *err, size_t err_len)
+{
+	int any_priv = is_set(ms, MOD_U) || is_set(ms, MOD_K) || is_set(ms, MOD_H);
+	int i;
+
+	for (i = 0; i < MOD_NR; i++) {
+		if (is_set(ms, i))
+			continue;
+		if (i == MOD_U || i == MOD_K)
+			ms->value[i] = any_priv ? 0 : 1;
+		else
+			ms->value[i] = 0;
+	}
+	if (kind != PMU_KIND_UNCORE && !ms->value[MOD_U] && !ms->value[MOD_K] && !ms->value[MOD_H])
+		return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+				"event %s would count at no privilege level (u=0, k=0%s)",
+				event, kind_has_mod(kind, MOD_H) ? ", h=0" : "");
+	return 0;
+}
+
+static void encode_priv(struct pmuctx_encoding *enc, const struct mod_state *ms, enum pmu_kind kind)
+{
+	if (kind == PMU_KIND_UNCORE)
+		return;
+	enc->exclude_user = !ms->value[MOD_U];
+	enc->exclude_kernel = !ms->value[MOD_K];
+	enc->exclude_hv = kind_has_mod(kind, MOD_H) ? !ms->value[MOD_H] : 0;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t off = strlen(buf);
+	va_list ap;
+
+	if (off >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + off, len - off, fmt, ap);
+	va_end(ap);
+}
+
+static void append_mods(char *buf, size_t len, const struct mod_state *ms, enum pmu_kind kind)
+{
+	int n, i;
+	const struct pmuctx_mod_desc *mods = evdb_kind_mods(kind, &n);
+
+	for (i = 0; i < n; i++)
+		append(buf, len, ":%s=%llu", mods[i].name,
+		       ms->value[mod_id(mods[i].name, strlen(mods[i].name))]);
+}
+
+static uint64_t x86_config(uint32_t code, uint32_t umask, const struct mod_state *ms)
+{
+	return (uint64_t)(code & 0xff) | (uint64_t)((code >> 8) & 0xf) << 32 |
+	       (uint64_t)(umask & 0xff) << 8 | (uint64_t)((umask >> 8) & 0xff) << 40 |
+	       (uint64_t)(ms->value[MOD_E] & 1) << 18 | (uint64_t)(ms->value[MOD_T] & 1) << 21 |
+	       (uint64_t)(ms->value[MOD_I] & 1) << 23 | (uint64_t)(ms->value[MOD_C] & 0xff) << 24;
+}
+
+static int split_tokens(char *s, char **tok, int max)
+{
+	int n = 0;
+
+	for (;;) {
+		if (n == max)
+			return -1;
+		tok[n++] = s;
+		s = strchr(s, ':');
+		if (!s)
+			return n;
+		*s++ = 0;
+	}
+}
+
+static int find_pmu(const struct pmuctx_evdb *evdb, const char *pmu, char *err, size_t err_len)
+{
+	if (!pmuctx_evdb_has_pmu(evdb, pmu))
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_PMU,
+				"unknown PMU '%s' (this CPU has %s and sw)", pmu, evdb->core_pmu);
+	return 0;
+}
+
+static const char *canonical_pmu(const struct pmuctx_evdb *evdb, const char *pmu)
+{
+	enum pmu_kind kind = evdb_pmu_kind(evdb, pmu);
+
+	if (kind == PMU_KIND_SW)
+		return "sw";
+	if (kind == PMU_KIND_UNCORE && pmuctx_evdb_has_pmu(evdb, pmu) &&
+	    strcasecmp(pmu, evdb->core_pmu) && !strstr(evdb->pmu_names, pmu))
+		return pmu;
+	return evdb->core_pmu;
+}
+
+static void fill_raw_fstr(struct pmuctx_event_info *info, const char *pmu,
+			  const struct mod_state *ms, enum pmu_kind kind)
+{
+	if (info->enc.config1)
+		snprintf(info->fstr, sizeof(info->fstr), "%s/config=0x%llx,config1=0x%llx/", pmu,
+			 (unsigned long long)info->enc.config, (unsigned long long)info->enc.config1);
+	else
+		snprintf(info->fstr, sizeof(info->fstr), "%s::r%llx", pmu,
+			 (unsigned long long)info->enc.config);
+	append_mods(info->fstr, sizeof(info->fstr), ms, kind);
+}
+
+/* pmu/term=value,.../[ukh] or .../:mods */
+static int encode_slash(const struct pmuctx_evdb *evdb, char *s, struct pmuctx_event_info *info,
+			char *err, size_t err_len)
+{
+	char *slash = strchr(s, '/'), *close, *terms, *term, *mods;
+	const char *pmu;
+	enum pmu_kind kind;
+	struct mod_state ms = { 0 };
+	unsigned long long event = 0, umask = 0, edge = 0, inv = 0, any = 0, cmask = 0;
+	unsigned long long config = 0, config1 = 0;
+	int have_event = 0, have_config = 0, ret;
+
+	*slash = 0;
+	close = strrchr(slash + 1, '/');
+	if (!close)
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				"missing closing '/' in '%s/%s'", s, slash + 1);
+	*close = 0;
+	terms = slash + 1;
+	mods = close + 1;
+	ret = find_pmu(evdb, s, err, err_len);
+	if (ret)
+		return ret;
+	pmu = canonical_pmu(evdb, s);
+	kind = evdb_pmu_kind(evdb, pmu);
+	while ((term = strsep(&terms, ",")) != NULL) {
+		char *eq = strchr(term, '=');
+		unsigned long long v = 1, max = ~0ULL, *dst;
+
+		if (!*term)
+			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "empty term in %s/.../", pmu);
+		if (eq) {
+			*eq = 0;
+			if (parse_number(eq + 1, strlen(eq + 1), &v))
+				return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+						"term %s of %s: '%s' is not a number", term, pmu, eq + 1);
+		}
+		if (!strcasecmp(term, "config"))
+			dst = &config, have_config = 1;
+		else if (!strcasecmp(term, "config1") && kind != PMU_KIND_SW)
+			dst = &config1;
+		else if (!strcasecmp(term, "event") && kind != PMU_KIND_SW)
+			dst = &event, have_event = 1,
+			max = kind == PMU_KIND_X86 ? 0xfff : 0xffff;
+		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "umask"))
+			dst = &umask, max = 0xff;
+		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "edge"))
+			dst = &edge, max = 1;
+		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "inv"))
+			dst = &inv, max = 1;
+		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "any"))
+			dst = &any, max = 1;
+		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "cmask"))
+			dst = &cmask, max = 0xff;
+		else
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+					"unknown term '%s' for PMU %s (terms: %s)", term, pmu,
+					kind == PMU_KIND_X86 ? "event, umask, edge, inv, any, cmask, config, config1" :
+					kind == PMU_KIND_SW ? "config" : "event, config, config1");
+		if (v > max)
+			return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+					"term %s=0x%llx of %s out of range (max 0x%llx)", term, v, pmu, max);
+		*dst = v;
+	}
+	if (have_event && have_config)
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				"%s/.../: give either config or event, not both", pmu);
+	if (*mods == ':')
+		mods++;
+	/* perf-style letters ("/uk") or libpfm-style ":u=1:k=0" */
+	if (*mods && !strchr(mods, '=') && !strchr(mods, ':')) {
+		for (; *mods; mods++) {
+			char tok[2] = { *mods, 0 };
+
+			ret = set_user_mod(&ms, kind, tok, pmu, err, err_len);
+			if (ret)
+				return ret;
+		}
+	} else if (*mods) {
+		char *m;
+
+		while ((m = strsep(&mods, ":")) != NULL) {
+			int id = mod_id(m, strcspn(m, "="));
+
+			if (id != MOD_U && id != MOD_K && id != MOD_H)
+				return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+						"raw events accept only u, k and h modifiers, not '%s'", m);
+			ret = set_user_mod(&ms, kind, m, pmu, err, err_len);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = finish_mods(&ms, kind, pmu, err, err_len);
+	if (ret)
+		return ret;
+	if (!have_config) {
+		struct mod_state raw = { 0 };
+
+		raw.value[MOD_E] = edge;
+		raw.value[MOD_I] = inv;
+		raw.value[MOD_T] = any;
+		raw.value[MOD_C] = cmask;
+		config = kind == PMU_KIND_X86 ? x86_config(event, umask, &raw) : event;
+	}
+	info->enc.type = kind == PMU_KIND_SW ? PMUCTX_TYPE_SOFTWARE : PMUCTX_TYPE_RAW;
+	info->enc.config = config;
+	info->enc.config1 = config1;
+	encode_priv(&info->enc, &ms, kind);
+	info->pmu = pmu;
+	fill_raw_fstr(info, pmu, &ms, kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+	return 0;
+}
+
+static int is_raw_name(const char *s)
+{
+	if (s[0] != 'r' && s[0] != 'R')
+		return 0;
+	if (!s[1])
+		return 0;
+	for (s++; *s; s++)
+		if (!isxdigit((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static void list_umasks(const struct pmuctx_evdb *evdb, const struct pmu_db_event *ev,
+			int group, char *buf, size_t len)
+{
+	unsigned i;
+
+	buf[0] = 0;
+	for (i = 0; i < ev->n_umasks; i++) {
+		const struct pmu_db_umask *um = &evdb->db->umasks[ev->first_umask + i];
+
+		if (group >= 0 && um->group != group)
+			continue;
+		append(buf, len, "%s%s", buf[0] ? ", " : "", EVDB_STR(evdb, um->name));
+		if (strlen(buf) > 200) {
+			append(buf, len, ", ...");
+			break;
+		}
+	}
+}
+
+static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int ntok,
+			struct pmuctx_event_info *info, char *err, size_t err_len)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+	const char *name = EVDB_STR(evdb, ev->name);
+	const char *pmu = evdb_event_pmu(evdb, idx);
+	enum pmu_kind kind = evdb_pmu_kind(evdb, pmu);
+	const struct pmu_db_umask *ums = &evdb->db->umasks[ev->first_umask];
+	unsigned char chosen[65536 / 8] = { 0 };
+	struct mod_state ms = { 0 };
+	unsigned i, g, umask = 0, n_chosen = 0;
+	uint32_t code = ev->code;
+	uint64_t config1 = ev->config1;
+	const char *code_from = NULL;
+	char list[256];
+	int t, ret;
+
+	for (t = 0; t < ntok; t++) {
+		char *s = tok[t];
+		int found = -1;
+
+		if (!*s)
+			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+					"empty unit mask or modifier after '%s'", name);
+		if (!strchr(s, '=')) {
+			for (i = 0; i < ev->n_umasks; i++)
+				if (!strcasecmp(EVDB_STR(evdb, ums[i].name), s)) {
+					found = i;
+					break;
+				}
+		}
+		if (found >= 0) {
+			if (chosen[found / 8] & (1 << (found % 8)))
+				return ev_error(err, err_len, PMUCTX_EV_EDUPLICATE,
+						"unit mask %s given twice for event %s", s, name);
+			chosen[found / 8] |= 1 << (found % 8);
+			continue;
+		}
+		if (!strchr(s, '=') && mod_id(s, strlen(s)) < 0) {
+			char mods[64];
+
+			list_umasks(evdb, ev, -1, list, sizeof(list));
+			kind_mod_list(kind, mods, sizeof(mods));
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_UMASK,
+					"unknown unit mask '%s' for event %s (unit masks: %s; modifiers: %s)",
+					s, name, ev->n_umasks ? list : "none", mods);
+		}
+		ret = set_user_mod(&ms, kind, s, name, err, err_len);
+		if (ret)
+			return ret;
+	}
+	/* groups: user choice, else the group's defaults, else an error */
+	for (g = 0; g < ev->n_groups; g++) {
+		unsigned in_group = 0;
+		const char *first = NULL;
+
+		for (i = 0; i < ev->n_umasks; i++)
+			if (ums[i].group == g && (chosen[i / 8] & (1 << (i % 8)))) {
+				if (in_group && (ev->exclusive_groups & (1u << g)))
+					return ev_error(err, err_len, PMUCTX_EV_EEXCLUSIVE,
+							"unit masks %s and %s of event %s cannot be combined (group %u takes one)",
+							first, EVDB_STR(evdb, ums[i].name), name, g);
+				if (!first)
+					first = EVDB_STR(evdb, ums[i].name);
+				in_group++;
+			}
+		if (in_group)
+			continue;
+		for (i = 0; i < ev->n_umasks; i++)
+			if (ums[i].group == g && (ums[i].flags & PMU_DB_DEFAULT)) {
+				chosen[i / 8] |= 1 << (i % 8);
+				in_group++;
+			}
+		if (!in_group) {
+			list_umasks(evdb, ev, g, list, sizeof(list));
+			return ev_error(err, err_len, PMUCTX_EV_EMISSING_UMASK,
+					"event %s needs a unit mask from group %u (one of: %s)",
+					name, g, list);
+		}
+	}
+	ret = apply_hardwired(&ms, kind, EVDB_STR(evdb, ev->mods), name, name, err, err_len);
+	if (ret)
+		return ret;
+	for (i = 0; i < ev->n_umasks; i++) {
+		if (!(chosen[i / 8] & (1 << (i % 8))))
+			continue;
+		if (n_chosen++ && ums[i].event_code != code)
+			return ev_error(err, err_len, PMUCTX_EV_EEXCLUSIVE,
+					"unit masks %s and %s of event %s use different event codes (0x%x, 0x%x)",
+					code_from, EVDB_STR(evdb, ums[i].name), name, code, ums[i].event_code);
+		code = ums[i].event_code;
+		code_from = EVDB_STR(evdb, ums[i].name);
+		umask |= ums[i].code;
+		config1 |= ums[i].config1;
+		ret = apply_hardwired(&ms, kind, EVDB_STR(evdb, ums[i].mods),
+				      EVDB_STR(evdb, ums[i].name), name, err, err_len);
+		if (ret)
+			return ret;
+	}
+	ret = finish_mods(&ms, kind, name, err, err_len);
+	if (ret)
+		return ret;
+
+	memset(&info->enc, 0, sizeof(info->enc));
+	switch (kind) {
+	case PMU_KIND_X86:
+		info->enc.type = PMUCTX_TYPE_RAW;
+		info->enc.config = x86_config(code, umask, &ms);
+		break;
+	case PMU_KIND_SW:
+		info->enc.type = PMUCTX_TYPE_SOFTWARE;
+		info->enc.config = code;
+		break;
+	case PMU_KIND_UNCORE:
+		info->enc.type = PMUCTX_TYPE_RAW;
+		info->enc.config = code | (uint64_t)umask << 8;
+		break;
+	default:
+		info->enc.type = PMUCTX_TYPE_RAW;
+		info->enc.config = code & 0xffff;
+		break;
+	}
+	info->enc.config1 = config1;
+	encode_priv(&info->enc, &ms, kind);
+	info->pmu = pmu;
+	info->name = name;
+	info->desc = EVDB_STR(evdb, ev->desc);
+	info->event_index = idx;
+	snprintf(info->fstr, sizeof(info->fstr), "%s::%s", pmu, name);
+	for (i = 0; i < ev->n_umasks; i++)
+		if (chosen[i / 8] & (1 << (i % 8)))
+			append(info->fstr, sizeof(info->fstr), ":%s", EVDB_STR(evdb, ums[i].name));
+	append_mods(info->fstr, sizeof(info->fstr), &ms, kind);
+	return 0;
+}
+
+#define MAX_TOKENS 64
+
+int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
+			struct pmuctx_event_info *info, char *err, size_t err_len)
+{
+	char buf[PMUCTX_FSTR_MAX * 2], *s = buf, *tok[MAX_TOKENS + 1], pmu[64] = "";
+	char *sep, *dot;
+	int ntok, idx, i, n, ret;
+
+	memset(info, 0, sizeof(*info));
+	info->event_index = -1;
+	if (!str || !*str)
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "empty event string");
+	if (strlen(str) >= sizeof(buf))
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "event string too long");
+	for (i = 0; str[i]; i++)
+		if (isspace((unsigned char)str[i]))
+			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+					"white space in event string '%s'", str);
+	strcpy(buf, str);
+	if (strchr(s, '/') && (!strstr(s, "::") || strchr(s, '/') < strstr(s, "::")))
+		return encode_slash(evdb, s, info, err, err_len);
+	sep = strstr(s, "::");
+	if (sep) {
+		if ((size_t)(sep - s) >= sizeof(pmu) || sep == s)
+			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "bad PMU name in '%s'", str);
+		memcpy(pmu, s, sep - s);
+		s = sep + 2;
+		ret = find_pmu(evdb, pmu, err, err_len);
+		if (ret)
+			return ret;
+	}
+	ntok = split_tokens(s, tok, MAX_TOKENS);
+	if (ntok < 0)
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "too many ':' fields in '%s'", str);
+	if (!*tok[0])
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "missing event name in '%s'", str);
+
+	/* named event, exact first (names may contain dots) */
+	n = pmuctx_evdb_n_events(evdb);
+	for (idx = 0; idx < n; idx++)
+		if (!strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, idx)->name), tok[0]) &&
+		    (!*pmu || evdb_pmu_matches(evdb, idx, pmu)))
+			return encode_named(evdb, idx, tok + 1, ntok - 1, info, err, err_len);
+
+	/* raw code: r<hex> on the core (or named) PMU */
+	if (is_raw_name(tok[0])) {
+		const char *p = *pmu ? canonical_pmu(evdb, pmu) : evdb->core_pmu;
+		enum pmu_kind kind = evdb_pmu_kind(evdb, p);
+		struct mod_state ms = { 0 };
+
+		for (i = 1; i < ntok; i++) {
+			int id = mod_id(tok[i], strcspn(tok[i], "="));
+
+			if (id != MOD_U && id != MOD_K && id != MOD_H)
+				return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+						"raw events accept only u, k and h modifiers, not '%s'", tok[i]);
+			ret = set_user_mod(&ms, kind, tok[i], tok[0], err, err_len);
+			if (ret)
+				return ret;
+		}
+		ret = finish_mods(&ms, kind, tok[0], err, err_len);
+		if (ret)
+			return ret;
+		errno = 0;
+		info->enc.config = strtoull(tok[0] + 1, NULL, 16);
+		if (errno)
+			return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+					"raw code '%s' does not fit in 64 bits", tok[0]);
+		info->enc.type = kind == PMU_KIND_SW ? PMUCTX_TYPE_SOFTWARE : PMUCTX_TYPE_RAW;
+		encode_priv(&info->enc, &ms, kind);
+		info->pmu = p;
+		fill_raw_fstr(info, p, &ms, kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+		return 0;
+	}
+
+	/* perf's combined name EVENT.UMASK = EVENT:UMASK */
+	dot = strchr(tok[0], '.');
+	if (dot && dot != tok[0] && dot[1]) {
+		*dot = 0;
+		for (idx = 0; idx < n; idx++)
+			if (!strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, idx)->name), tok[0]) &&
+			    evdb_event_ptr(evdb, idx)->n_umasks &&
+			    (!*pmu || evdb_pmu_matches(evdb, idx, pmu))) {
+				tok[0] = dot + 1;
+				return encode_named(evdb, idx, tok, ntok, info, err, err_len);
+			}
+		*dot = '.';
+	}
+	if (evdb->table < 0)
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+				"unknown event '%s' (no event table for CPU %s:%s; only software events)",
+				tok[0], evdb->arch, evdb->cpuid);
+	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+			"unknown event '%s'%s%s for CPU %s (table %s)", tok[0], *pmu ? " on PMU " : "",
+			pmu, evdb->cpuid, pmuctx_evdb_table(evdb));
+}
