@@ -216,19 +216,18 @@ static int split_csv(char *line, char **fields, int max)
 		} else {
 			char *e;
 
+			int more;
+
 			p += strcspn(p, ",");
+			more = *p == ',';
 			e = p;
 			while (e > out && isspace((unsigned char)e[-1]))
 				e--;
-			if (*p != ',') {
-				*e = 0;
-				return n;
-			}
 			*e = 0;
-			if (e != p) {
-				*p++ = 0;
-				continue;
-			}
+			if (!more)
+				return n;
+			p++;
+			continue;
 		}
 		if (*p != ',')
 			return n;

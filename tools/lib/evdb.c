@@ -286,21 +286,6 @@ enum pmu_kind evdb_event_kind(const struct pmuctx_evdb *evdb, int idx)
 	return evdb_pmu_kind(evdb, evdb_event_pmu(evdb, idx));
 }
 
-/* Does @pmu name the event's PMU (directly or through a core alias)? */
-int evdb_pmu_matches(const struct pmuctx_evdb *evdb, int idx, const char *pmu)
-{
-	const char *own = evdb_event_pmu(evdb, idx);
-
-	if (!strcasecmp(own, pmu))
-		return 1;
-	if (!strcasecmp(own, "sw"))
-		return !strcasecmp(pmu, "software");
-	if (!strcasecmp(own, evdb->core_pmu))
-		return pmuctx_evdb_has_pmu(evdb, pmu) && strcasecmp(pmu, "sw") &&
-		       strcasecmp(pmu, "software");
-	return 0;
-}
-
 static int word_in_list(const char *list, const char *word)
 {
 	size_t n = strlen(word);
@@ -314,6 +299,20 @@ static int word_in_list(const char *list, const char *word)
 		while (*list == ' ')
 			list++;
 	}
+	return 0;
+}
+
+/* Does @pmu name the event's PMU (directly or through a core alias)? */
+int evdb_pmu_matches(const struct pmuctx_evdb *evdb, int idx, const char *pmu)
+{
+	const char *own = evdb_event_pmu(evdb, idx);
+
+	if (!strcasecmp(own, pmu))
+		return 1;
+	if (!strcasecmp(own, "sw"))
+		return !strcasecmp(pmu, "software");
+	if (!strcasecmp(own, evdb->core_pmu))
+		return word_in_list(evdb->pmu_names, pmu);
 	return 0;
 }
 

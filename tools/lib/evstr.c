@@ -467,7 +467,7 @@ static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int
 	const struct pmu_db_umask *ums = &evdb->db->umasks[ev->first_umask];
 	unsigned char chosen[65536 / 8] = { 0 };
 	struct mod_state ms = { 0 };
-	unsigned i, g, umask = 0, n_chosen = 0;
+	unsigned i, g, umask = ev->umask, n_chosen = 0;
 	uint32_t code = ev->code;
 	uint64_t config1 = ev->config1;
 	const char *code_from = NULL;

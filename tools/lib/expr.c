@@ -89,7 +89,7 @@ static int name_start(char c)
 
 static int name_char(char c)
 {
-	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '#' || c == '@' || c == '\\';
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '#' || c == '@' || c == '\\' || c == ':';
 }
 
 /* A word, with '\x' escapes kept verbatim; an '@' section runs to the next '@'. */

@@ -41,6 +41,7 @@ struct pmu_db_event {
 	uint32_t long_desc;
 	uint32_t mods;		/* hard-wired modifiers of an event without unit masks */
 	uint32_t code;
+	uint32_t umask;		/* unit mask of an event without named unit masks */
 	uint32_t sample_after;
 	uint64_t config1;
 	uint32_t first_umask;

@@ -213,7 +213,7 @@ struct out_umask {
 };
 
 struct out_event {
-	uint32_t name, pmu, desc, long_desc, mods, code, sample_after;
+	uint32_t name, pmu, desc, long_desc, mods, code, umask, sample_after;
 	uint64_t config1;
 	uint32_t first_umask;
 	unsigned n_umasks, msr_index, n_groups, flags, exclusive_groups;
@@ -317,7 +317,7 @@ static void load_json(const char *path, struct json_value **root_out)
 	char *text = read_file(path, &len);
 
 	if (json_parse(text, len, root_out, err, sizeof(err)))
-		die("%s:%s", path, err + 4 /* "line N: ..." -> "N: ..." */);
+		die("%s:%s", path, err + 5 /* "line N: ..." -> "N: ..." */);
 	free(text);
 	if ((*root_out)->type != JSON_ARRAY)
 		die("%s:%d: top-level value must be an array of events, not %s",
@@ -496,6 +496,7 @@ static void build_events(struct entry *ev, size_t n)
 			oe->desc = intern(entry_field(e, "BriefDescription"));
 			oe->long_desc = intern(entry_field(e, "PublicDescription"));
 			oe->mods = entry_mods(e);
+			oe->umask = entry_number(e, "UMask", 0) | entry_number(e, "UMaskExt", 0) << 8;
 			oe->sample_after = entry_number(e, "SampleAfterValue", 0);
 			oe->config1 = entry_number(e, "MSRValue", 0);
 			oe->msr_index = entry_number(e, "MSRIndex", 0);
@@ -806,8 +807,8 @@ static void write_output(const char *out, const char *symbol)
 	for (i = 0; i < n_events; i++) {
 		struct out_event *e = &events[i];
 
-		fprintf(f, "\t{ %u, %u, %u, %u, %u, 0x%x, %u, 0x%llxULL, %u, %u, 0x%x, %u, %u, 0x%x },\n",
-			e->name, e->pmu, e->desc, e->long_desc, e->mods, e->code,
+		fprintf(f, "\t{ %u, %u, %u, %u, %u, 0x%x, 0x%x, %u, 0x%llxULL, %u, %u, 0x%x, %u, %u, 0x%x },\n",
+			e->name, e->pmu, e->desc, e->long_desc, e->mods, e->code, e->umask,
 			e->sample_after, (unsigned long long)e->config1, e->first_umask,
 			e->n_umasks, e->msr_index, e->n_groups, e->flags, e->exclusive_groups);
 	}

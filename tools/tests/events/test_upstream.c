@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Upstream perf tables (Debian linux-source-6.1, extracted by `make deps`)
+ * compiled by our generator: spot-check known encodings and parse every
+ * metric expression.
+ */
+#include <string.h>
+
+#include "pmu_db.h"
+#include "pmuctx_events.h"
+#include "tap.h"
+
+extern const struct pmu_db upstream_db;
+
+static struct pmuctx_evdb *open_cpu(const char *cpuid, const char *table)
+{
+	struct pmuctx_evdb *evdb = NULL;
+	char err[256] = "";
+	int ret = pmuctx_evdb_open(&evdb, &upstream_db, cpuid, err, sizeof(err));
+
+	ok(!ret && pmuctx_evdb_table(evdb) && !strcmp(pmuctx_evdb_table(evdb), table),
+	   "%s -> %s (got %s)", cpuid, table, !ret && pmuctx_evdb_table(evdb) ? pmuctx_evdb_table(evdb) : err);
+	return evdb;
+}
+
+static void expect_config(struct pmuctx_evdb *evdb, const char *str, unsigned long long config)
+{
+	struct pmuctx_event_info info;
+	char err[512] = "";
+	int ret = pmuctx_event_encode(evdb, str, &info, err, sizeof(err));
+
+	ok(!ret && info.enc.config == config, "%s -> 0x%llx (got %s 0x%llx)", str, config,
+	   ret ? err : info.fstr, (unsigned long long)info.enc.config);
+}
+
+static int zero(void *ctx, const char *name, double *value, char *err, size_t len)
+{
+	(void)ctx; (void)name; (void)err; (void)len;
+	*value = 1;
+	return 0;
+}
+
+int main(void)
+{
+	struct pmuctx_evdb *evdb;
+	uint32_t i, bad = 0, with_arch;
+	char err[512];
+
+	ok(upstream_db.n_tables > 40 && upstream_db.n_events > 5000 && upstream_db.n_metrics > 1000,
+	   "whole x86 + arm64 tree compiled: %u tables, %u events, %u unit masks, %u metrics",
+	   upstream_db.n_tables, upstream_db.n_events, upstream_db.n_umasks, upstream_db.n_metrics);
+	for (i = 0, with_arch = 0; i < upstream_db.n_tables; i++)
+		with_arch += upstream_db.tables[i].n_events > 0;
+	ok(with_arch == upstream_db.n_tables, "every table has events");
+
+	evdb = open_cpu("GenuineIntel-6-55-4", "skylakex");
+	expect_config(evdb, "INST_RETIRED.ANY_P", 0xc0);
+	expect_config(evdb, "inst_retired:any_p:u", 0xc0);
+	expect_config(evdb, "CYCLE_ACTIVITY.STALLS_TOTAL", 0x040004a3);
+	expect_config(evdb, "BR_MISP_RETIRED.ALL_BRANCHES", 0xc5);
+	expect_config(evdb, "LONGEST_LAT_CACHE.MISS", 0x412e);
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("GenuineIntel-6-55-7", "cascadelakex");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("GenuineIntel-6-3C-3", "haswell");
+	expect_config(evdb, "UOPS_ISSUED.ANY", 0x10e);
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("AuthenticAMD-23-1-2", "amdzen1");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("0x410fd0c0", "arm/cortex-a76-n1");
+	expect_config(evdb, "BR_MIS_PRED", 0x10);
+	expect_config(evdb, "CPU_CYCLES", 0x11);
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("0x00000000413fd034", "arm/cortex-a53");
+	expect_config(evdb, "BR_INDIRECT_SPEC", 0x7a);
+	expect_config(evdb, "BR_COND", 0xc9);
+	pmuctx_evdb_close(evdb);
+
+	/* every metric expression must parse (values are fed as 1) */
+	for (i = 0; i < upstream_db.n_metrics; i++) {
+		const char *expr = PMU_DB_STR(&upstream_db, upstream_db.metrics[i].expr);
+		double v;
+		int ret;
+
+		if (pmuctx_evdb_open(&evdb, &upstream_db, "GenuineIntel-6-55-4", err, sizeof(err)))
+			break;
+		ret = pmuctx_expr_eval_string(evdb, expr, zero, NULL, &v, err, sizeof(err));
+		if (ret && ret != -PMUCTX_EV_EDIV_ZERO && ret != -PMUCTX_EV_ERECURSION) {
+			if (bad++ < 5)
+				diag("%s: %s", PMU_DB_STR(&upstream_db, upstream_db.metrics[i].name), err);
+		}
+		pmuctx_evdb_close(evdb);
+	}
+	ok(!bad, "all %u upstream metric expressions parse (%u failed)", upstream_db.n_metrics, bad);
+	return done_testing();
+}
