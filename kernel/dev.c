@@ -1,24 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-/* /dev/pmuctx: the ioctl entry point of the ABI (Documentation/uapi.rst). */
+/*
+ * /dev/pmuctx and counter fds: the ioctl ABI (Documentation/uapi.rst).
+ */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include "pmuctx.h"
 
-/*
- * Copy a size-versioned struct from userspace: an older (smaller) caller is
- * zero-extended; a newer (larger) one is accepted only if the tail we do not
- * know is zero, so new fields can never be silently ignored.
- */
-static int pmuctx_copy_sized_in(void *dst, size_t ksize,
-				const void __user *src, u32 usize)
-{
-	return copy_struct_from_user(dst, ksize, src, usize);
-}
+#define PMUCTX_TREE_MAX_ENTRIES	65536
+
+static atomic64_t pmuctx_next_id = ATOMIC64_INIT(0);
+static const struct file_operations pmuctx_counter_fops;
 
 static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 {
@@ -31,7 +32,8 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		return -EFAULT;
 	if (usize < offsetofend(struct pmuctx_info, abi_version))
 		return -EINVAL;
-	err = pmuctx_copy_sized_in(&info, sizeof(info), uinfo, usize);
+	/* Only to refuse a newer caller's non-zero fields we cannot honour. */
+	err = copy_struct_from_user(&info, sizeof(info), uinfo, usize);
 	if (err)
 		return err;
 
@@ -39,6 +41,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	info.size = min_t(u32, usize, sizeof(info));
 	info.abi_version = PMUCTX_ABI_VERSION;
 	info.features = PMUCTX_FEAT_SOFTWARE;
+	info.nr_sw_events = PMUCTX_SW_MAX;
 	if (hw) {
 		strscpy(info.backend, hw->name, sizeof(info.backend));
 		info.nr_general = hw->nr_general;
@@ -58,6 +61,258 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	return 0;
 }
 
+static int pmuctx_attr_copy(struct pmuctx_attr *attr,
+			    const struct pmuctx_attr __user *uattr)
+{
+	u32 size;
+
+	if (get_user(size, &uattr->size))
+		return -EFAULT;
+	if (size < PMUCTX_ATTR_SIZE_VER0)
+		return -EINVAL;
+	if (size > PAGE_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(attr, sizeof(*attr), uattr, size);
+}
+
+static int pmuctx_attr_check(const struct pmuctx_attr *attr)
+{
+	u64 f = attr->flags;
+
+	if (f & ~PMUCTX_ATTR_ALL)
+		return -EINVAL;
+	if (attr->read_format & ~PMUCTX_FORMAT_ALL)
+		return -EINVAL;
+	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
+	    !(f & PMUCTX_ATTR_INHERIT))
+		return -EINVAL;
+	switch (attr->type) {
+	case PMUCTX_TYPE_SOFTWARE:
+		if (attr->config >= PMUCTX_SW_MAX)
+			return -EINVAL;
+		/* They count the task's activity, whatever the mode. */
+		if (f & (PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL))
+			return -EOPNOTSUPP;
+		if (attr->sample_period)
+			return -EOPNOTSUPP;
+		return 0;
+	case PMUCTX_TYPE_HARDWARE:
+		if (attr->config >= PMUCTX_HW_MAX)
+			return -EINVAL;
+		fallthrough;
+	case PMUCTX_TYPE_RAW:
+		/* Counting in per-task contexts is software-only so far. */
+		return pmuctx_hw ? -EOPNOTSUPP : -ENODEV;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Members share the leader's inheritance so a clone's group is complete. */
+static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
+						  const struct pmuctx_attr *attr)
+{
+	const u64 inherit = PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD;
+	struct pmuctx_counter *leader;
+
+	if (file->f_op != &pmuctx_counter_fops)
+		return ERR_PTR(-EINVAL);
+	leader = file->private_data;
+	if (leader->leader != leader)
+		return ERR_PTR(-EINVAL);
+	if ((leader->attr.flags & inherit) != (attr->flags & inherit))
+		return ERR_PTR(-EINVAL);
+	return leader;
+}
+
+/*
+ * Put @c into @ctx (pinned by the caller): a structural change, so the
+ * context gets a new cookie and leaves its family.
+ */
+static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
+			  struct pmuctx_counter *leader)
+{
+	u64 clk[PMUCTX_NR_CLOCKS];
+	int err = 0;
+
+	mutex_lock(&ctx->mutex);
+	raw_spin_lock_irq(&ctx->lock);
+	if (ctx->dead) {
+		err = -ESRCH;
+		goto out;
+	}
+	if (leader && leader->ctx != ctx) {
+		err = -EINVAL;
+		goto out;
+	}
+	pmuctx_ctx_get(ctx);
+	c->ctx = ctx;
+	list_add_tail(&c->ctx_entry, &ctx->counters);
+	ctx->nr_counters++;
+	if (pmuctx_counter_inherits(c, false))
+		ctx->nr_inherit++;
+	else if (pmuctx_counter_inherits(c, true))
+		ctx->nr_inherit_thread++;
+	if (leader) {
+		c->leader = leader;
+		list_add_tail(&c->sibling_entry, &leader->siblings);
+	}
+	if (!(c->attr.flags & PMUCTX_ATTR_DISABLED)) {
+		pmuctx_ctx_clocks_now(ctx, clk);
+		pmuctx_counter_set_enabled(c, true, clk);
+	}
+	pmuctx_ctx_changed(ctx);
+out:
+	raw_spin_unlock_irq(&ctx->lock);
+	mutex_unlock(&ctx->mutex);
+	return err;
+}
+
+static void pmuctx_ctx_remove(struct pmuctx_counter *c)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_counter *sib, *tmp;
+	u64 clk[PMUCTX_NR_CLOCKS];
+
+	mutex_lock(&ctx->mutex);
+	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	pmuctx_counter_set_enabled(c, false, clk);
+	list_del_init(&c->ctx_entry);
+	ctx->nr_counters--;
+	if (pmuctx_counter_inherits(c, false))
+		ctx->nr_inherit--;
+	else if (pmuctx_counter_inherits(c, true))
+		ctx->nr_inherit_thread--;
+	/* A closed leader's members carry on as counters of their own. */
+	list_for_each_entry_safe(sib, tmp, &c->siblings, sibling_entry) {
+		sib->leader = sib;
+		list_del_init(&sib->sibling_entry);
+	}
+	list_del_init(&c->sibling_entry);
+	if (!ctx->dead)
+		pmuctx_ctx_changed(ctx);
+	raw_spin_unlock_irq(&ctx->lock);
+	mutex_unlock(&ctx->mutex);
+}
+
+static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
+{
+	struct pmuctx_counter *c, *leader = NULL;
+	struct task_struct *task = NULL;
+	struct pmuctx_link *link = NULL;
+	struct pmuctx_context *ctx = NULL;
+	struct pmuctx_open_args args;
+	struct file *group = NULL;
+	struct pmuctx_attr attr;
+	struct file *file;
+	int err, fd;
+
+	if (copy_from_user(&args, uargs, sizeof(args)))
+		return -EFAULT;
+	if ((args.flags & ~PMUCTX_OPEN_ALL) || args.reserved)
+		return -EINVAL;
+	err = pmuctx_attr_copy(&attr, u64_to_user_ptr(args.attr));
+	if (err)
+		return err;
+	err = pmuctx_attr_check(&attr);
+	if (err)
+		return err;
+
+	if (args.group_fd >= 0) {
+		group = fget(args.group_fd);
+		if (!group)
+			return -EBADF;
+		leader = pmuctx_group_leader(group, &attr);
+		if (IS_ERR(leader)) {
+			err = PTR_ERR(leader);
+			leader = NULL;
+			goto out;
+		}
+	} else if (args.group_fd != -1) {
+		return -EBADF;
+	}
+
+	task = pmuctx_find_target(args.target, args.flags);
+	if (IS_ERR(task)) {
+		err = PTR_ERR(task);
+		task = NULL;
+		goto out;
+	}
+	err = pmuctx_may_attach(task);
+	if (err)
+		goto out;
+
+	c = pmuctx_counter_alloc(GFP_KERNEL);
+	if (!c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	c->attr = attr;
+	c->attr.size = sizeof(attr);
+	c->id = atomic64_inc_return(&pmuctx_next_id);
+
+	/* A member joins its leader's context, wherever swaps moved it. */
+	link = pmuctx_link_get_or_create(task);
+	if (IS_ERR(link)) {
+		err = PTR_ERR(link);
+		link = NULL;
+		goto free_counter;
+	}
+	ctx = pmuctx_link_pin_ctx(link);
+	if (!ctx) {
+		err = -ESRCH;
+		goto free_counter;
+	}
+	if (leader && leader->ctx != ctx) {
+		pmuctx_ctx_unpin(ctx);
+		ctx = leader->ctx;
+		pmuctx_ctx_get(ctx);
+		raw_spin_lock_irq(&ctx->lock);
+		ctx->pin_count++;
+		raw_spin_unlock_irq(&ctx->lock);
+	}
+
+	fd = get_unused_fd_flags((args.flags & PMUCTX_OPEN_CLOEXEC) ? O_CLOEXEC : 0);
+	if (fd < 0) {
+		err = fd;
+		goto unpin;
+	}
+	file = anon_inode_getfile("[pmuctx]", &pmuctx_counter_fops, c, O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		err = PTR_ERR(file);
+		goto unpin;
+	}
+	c->file = file;
+	err = pmuctx_ctx_add(ctx, c, leader);
+	if (err) {
+		/* fput() would release a counter that is in no context. */
+		c->file = NULL;
+		file->private_data = NULL;
+		fput(file);
+		put_unused_fd(fd);
+		goto unpin;
+	}
+	pmuctx_ctx_unpin(ctx);
+	fd_install(fd, file);
+	err = fd;
+	goto out;
+
+unpin:
+	pmuctx_ctx_unpin(ctx);
+free_counter:
+	pmuctx_counter_put(c);
+out:
+	if (link)
+		pmuctx_link_put(link);
+	if (task)
+		put_task_struct(task);
+	if (group)
+		fput(group);
+	return err;
+}
+
 static long pmuctx_dev_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
@@ -66,10 +321,355 @@ static long pmuctx_dev_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case PMUCTX_INFO:
 		return pmuctx_ioctl_info(uarg);
+	case PMUCTX_OPEN:
+		return pmuctx_ioctl_open(uarg);
 	default:
 		return -ENOTTY;
 	}
 }
+
+/* ---- counter fds ---- */
+
+static int pmuctx_counter_release(struct inode *inode, struct file *file)
+{
+	struct pmuctx_counter *c = file->private_data;
+
+	if (!c)
+		return 0;
+	pmuctx_ctx_remove(c);
+	c->file = NULL;
+	pmuctx_counter_put(c);
+	return 0;
+}
+
+static u64 pmuctx_ctx_stamp(struct pmuctx_context *ctx)
+{
+	unsigned long flags;
+	u64 seq;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	seq = ctx->seq;
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	return seq;
+}
+
+/* Upper bound of a read: nr, 3 times/stamp, then value+id per member. */
+static size_t pmuctx_read_size(struct pmuctx_counter *c, unsigned int members)
+{
+	u64 fmt = c->attr.read_format;
+	size_t words = 1;
+
+	words += !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED);
+	words += !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING);
+	words += !!(fmt & PMUCTX_FORMAT_STAMP);
+	if (fmt & PMUCTX_FORMAT_GROUP)
+		words += members * (1 + !!(fmt & PMUCTX_FORMAT_ID));
+	else
+		words += !!(fmt & PMUCTX_FORMAT_ID);
+	return words * sizeof(u64);
+}
+
+static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
+				   size_t count, loff_t *ppos)
+{
+	struct pmuctx_counter *c = file->private_data, *leader, *m;
+	u64 fmt = c->attr.read_format, v, e, r, *out;
+	struct pmuctx_context *ctx = c->ctx;
+	unsigned int members = 1, n = 0;
+	ssize_t ret;
+	size_t size;
+
+	if (!(fmt & PMUCTX_FORMAT_GROUP)) {
+		u64 words[5];
+
+		pmuctx_counter_family_read(c, &v, &e, &r);
+		words[n++] = v;
+		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
+			words[n++] = e;
+		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
+			words[n++] = r;
+		if (fmt & PMUCTX_FORMAT_ID)
+			words[n++] = c->id;
+		if (fmt & PMUCTX_FORMAT_STAMP)
+			words[n++] = pmuctx_ctx_stamp(ctx);
+		size = n * sizeof(u64);
+		if (count < size)
+			return -ENOSPC;
+		return copy_to_user(buf, words, size) ? -EFAULT : size;
+	}
+
+	/* The group cannot change while ctx->mutex is held. */
+	mutex_lock(&ctx->mutex);
+	leader = c->leader;
+	list_for_each_entry(m, &leader->siblings, sibling_entry)
+		members++;
+	size = pmuctx_read_size(c, members);
+	ret = -ENOSPC;
+	if (count < size)
+		goto unlock;
+	ret = -ENOMEM;
+	out = kmalloc(size, GFP_KERNEL);
+	if (!out)
+		goto unlock;
+
+	pmuctx_counter_family_read(leader, &v, &e, &r);
+	out[n++] = members;
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
+		out[n++] = e;
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
+		out[n++] = r;
+	if (fmt & PMUCTX_FORMAT_STAMP)
+		out[n++] = pmuctx_ctx_stamp(ctx);
+	out[n++] = v;
+	if (fmt & PMUCTX_FORMAT_ID)
+		out[n++] = leader->id;
+	list_for_each_entry(m, &leader->siblings, sibling_entry) {
+		pmuctx_counter_family_read(m, &v, &e, &r);
+		out[n++] = v;
+		if (fmt & PMUCTX_FORMAT_ID)
+			out[n++] = m->id;
+	}
+	ret = copy_to_user(buf, out, size) ? -EFAULT : size;
+	kfree(out);
+unlock:
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+/* Apply @fn to the counter, or with PMUCTX_IOC_FLAG_GROUP to its group. */
+static long pmuctx_counter_for_group(struct pmuctx_counter *c,
+				     unsigned long arg,
+				     void (*fn)(struct pmuctx_counter *, bool),
+				     bool on)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_counter *m;
+
+	if (arg & ~(unsigned long)PMUCTX_IOC_FLAG_GROUP)
+		return -EINVAL;
+	if (!(arg & PMUCTX_IOC_FLAG_GROUP)) {
+		fn(c, on);
+		return 0;
+	}
+	mutex_lock(&ctx->mutex);
+	fn(c->leader, on);
+	list_for_each_entry(m, &c->leader->siblings, sibling_entry)
+		fn(m, on);
+	mutex_unlock(&ctx->mutex);
+	return 0;
+}
+
+static void pmuctx_do_enable(struct pmuctx_counter *c, bool on)
+{
+	pmuctx_counter_family_enable(c, on);
+}
+
+static void pmuctx_do_reset(struct pmuctx_counter *c, bool unused)
+{
+	pmuctx_counter_family_reset(c);
+}
+
+static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx, u64 *loads,
+				 u64 *swaps, bool *dead)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	*loads += ctx->loads;
+	*swaps += ctx->swaps;
+	if (dead)
+		*dead = ctx->dead;
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
+			       struct pmuctx_ctx_stats __user *ustats)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_ctx_stats st;
+	struct pmuctx_counter *clone;
+	u32 usize;
+	bool dead;
+	int err;
+
+	if (get_user(usize, &ustats->size))
+		return -EFAULT;
+	if (usize < offsetofend(struct pmuctx_ctx_stats, swaps))
+		return -EINVAL;
+	err = copy_struct_from_user(&st, sizeof(st), ustats, usize);
+	if (err)
+		return err;
+	memset(&st, 0, sizeof(st));
+	st.size = min_t(u32, usize, sizeof(st));
+
+	raw_spin_lock_irq(&ctx->lock);
+	st.nr_counters = ctx->nr_counters;
+	st.generation = ctx->generation;
+	st.family = ctx->family;
+	st.loads = ctx->loads;
+	st.swaps = ctx->swaps;
+	raw_spin_unlock_irq(&ctx->lock);
+	st.tree_loads = st.loads;
+	st.tree_swaps = st.swaps;
+
+	spin_lock(&c->child_lock);
+	st.tree_loads += c->child_loads;
+	st.tree_swaps += c->child_swaps;
+	st.exited_clones = c->exited_clones;
+	list_for_each_entry(clone, &c->children, child_entry) {
+		pmuctx_ctx_stats_add(clone->ctx, &st.tree_loads,
+				     &st.tree_swaps, &dead);
+		if (dead)
+			st.exited_clones++;
+		else
+			st.live_clones++;
+	}
+	spin_unlock(&c->child_lock);
+	st.inherit_failed = atomic64_read(&c->inherit_failed);
+
+	return copy_to_user(ustats, &st, st.size) ? -EFAULT : 0;
+}
+
+/* One entry per live instance; holders that exited count as exited. */
+static void pmuctx_tree_visit(struct pmuctx_counter *c,
+			      struct pmuctx_tree_read *tr,
+			      struct pmuctx_tree_entry *ents, u32 room)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS], v, e, r;
+	unsigned long flags;
+	u32 tid = 0;
+	bool dead;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	v = pmuctx_counter_value(c, clk);
+	pmuctx_counter_times(c, clk, &e, &r);
+	dead = ctx->dead || !ctx->task;
+	if (!dead)
+		tid = task_pid_vnr(ctx->task);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+
+	tr->total += v;
+	if (dead) {
+		tr->exited_value += v;
+		if (c->parent)
+			tr->exited_clones++;
+		return;
+	}
+	if (tr->nr_entries < room) {
+		ents[tr->nr_entries].tid = tid;
+		ents[tr->nr_entries].value = v;
+		ents[tr->nr_entries].time_enabled = e;
+		ents[tr->nr_entries].time_running = r;
+	}
+	tr->nr_entries++;
+}
+
+static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
+				   struct pmuctx_tree_read __user *utr)
+{
+	struct pmuctx_tree_entry *ents = NULL;
+	struct pmuctx_counter *clone;
+	struct pmuctx_tree_read tr;
+	u32 usize, room;
+	u64 clk[PMUCTX_NR_CLOCKS];
+	long ret = 0;
+
+	if (get_user(usize, &utr->size))
+		return -EFAULT;
+	if (usize < sizeof(tr))
+		return -EINVAL;
+	ret = copy_struct_from_user(&tr, sizeof(tr), utr, usize);
+	if (ret)
+		return ret;
+	room = min_t(u32, tr.nr_entries, PMUCTX_TREE_MAX_ENTRIES);
+	if (room) {
+		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL);
+		if (!ents)
+			return -ENOMEM;
+	}
+	tr.nr_entries = 0;
+	tr.total = 0;
+	tr.exited_value = 0;
+	tr.exited_clones = 0;
+
+	raw_spin_lock_irq(&c->ctx->lock);
+	pmuctx_ctx_clocks_now(c->ctx, clk);
+	tr.own_value = pmuctx_counter_value(c, clk);
+	raw_spin_unlock_irq(&c->ctx->lock);
+
+	pmuctx_tree_visit(c, &tr, ents, room);
+	spin_lock(&c->child_lock);
+	tr.total += c->child_value;
+	tr.exited_value += c->child_value;
+	tr.exited_clones += c->exited_clones;
+	list_for_each_entry(clone, &c->children, child_entry)
+		pmuctx_tree_visit(clone, &tr, ents, room);
+	spin_unlock(&c->child_lock);
+
+	if (tr.nr_entries > room)
+		ret = -ERANGE;
+	else if (room && copy_to_user(u64_to_user_ptr(tr.entries), ents,
+				      tr.nr_entries * sizeof(*ents)))
+		ret = -EFAULT;
+	tr.size = sizeof(tr);
+	if (!ret || ret == -ERANGE)
+		if (copy_to_user(utr, &tr, sizeof(tr)))
+			ret = -EFAULT;
+	kvfree(ents);
+	return ret;
+}
+
+static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
+				 unsigned long arg)
+{
+	struct pmuctx_counter *c = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case PMUCTX_IOC_ENABLE:
+		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, true);
+	case PMUCTX_IOC_DISABLE:
+		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, false);
+	case PMUCTX_IOC_RESET:
+		return pmuctx_counter_for_group(c, arg, pmuctx_do_reset, false);
+	case PMUCTX_IOC_ID:
+		return put_user(c->id, (u64 __user *)uarg);
+	case PMUCTX_IOC_STATS:
+		return pmuctx_ioctl_stats(c, uarg);
+	case PMUCTX_IOC_TREE_READ:
+		return pmuctx_ioctl_tree_read(c, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* Hang-up once the counted task and every clone's task are gone. */
+static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
+{
+	struct pmuctx_counter *c = file->private_data;
+	bool dead, live;
+
+	poll_wait(file, &c->waitq, wait);
+	raw_spin_lock_irq(&c->ctx->lock);
+	dead = c->ctx->dead;
+	raw_spin_unlock_irq(&c->ctx->lock);
+	spin_lock(&c->child_lock);
+	live = !list_empty(&c->children);
+	spin_unlock(&c->child_lock);
+	return dead && !live ? EPOLLHUP : 0;
+}
+
+static const struct file_operations pmuctx_counter_fops = {
+	.owner = THIS_MODULE,
+	.release = pmuctx_counter_release,
+	.read = pmuctx_counter_read,
+	.poll = pmuctx_counter_poll,
+	.unlocked_ioctl = pmuctx_counter_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = no_llseek,
+};
 
 static const struct file_operations pmuctx_dev_fops = {
 	.owner = THIS_MODULE,

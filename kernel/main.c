@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Module entry: choose a backend, then open /dev/pmuctx. */
+/* Module entry: choose a backend, install the hooks, open /dev/pmuctx. */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
@@ -24,6 +24,12 @@ static int __init pmuctx_probe_hw(void)
 #endif
 }
 
+static void pmuctx_remove_hw(void)
+{
+	if (pmuctx_hw && pmuctx_hw->remove)
+		pmuctx_hw->remove();
+}
+
 static int __init pmuctx_init(void)
 {
 	int err;
@@ -31,11 +37,20 @@ static int __init pmuctx_init(void)
 	err = pmuctx_probe_hw();
 	if (err)
 		return err;
-
-	err = pmuctx_dev_register();
+	err = pmuctx_context_init();
 	if (err)
 		goto remove_hw;
-
+	err = pmuctx_counter_init();
+	if (err)
+		goto context_exit;
+	/* Preempt notifiers are a static key: on while we may have any. */
+	preempt_notifier_inc();
+	err = pmuctx_inherit_init();
+	if (err)
+		goto notifier_dec;
+	err = pmuctx_dev_register();
+	if (err)
+		goto inherit_exit;
 	err = pmuctx_plant_bugs();
 	if (err)
 		goto unregister;
@@ -45,17 +60,31 @@ static int __init pmuctx_init(void)
 
 unregister:
 	pmuctx_dev_unregister();
+inherit_exit:
+	pmuctx_inherit_exit();
+notifier_dec:
+	preempt_notifier_dec();
+	pmuctx_counter_exit();
+context_exit:
+	pmuctx_context_exit();
 remove_hw:
-	if (pmuctx_hw && pmuctx_hw->remove)
-		pmuctx_hw->remove();
+	pmuctx_remove_hw();
 	return err;
 }
 
+/*
+ * Every counter fd and every task link holds a module reference, so by the
+ * time this runs no notifier of ours is registered anywhere; what is left
+ * are exit works and RCU callbacks, drained here.
+ */
 static void __exit pmuctx_exit(void)
 {
 	pmuctx_dev_unregister();
-	if (pmuctx_hw && pmuctx_hw->remove)
-		pmuctx_hw->remove();
+	pmuctx_inherit_exit();
+	pmuctx_context_exit();
+	pmuctx_counter_exit();
+	preempt_notifier_dec();
+	pmuctx_remove_hw();
 }
 
 module_init(pmuctx_init);

@@ -1,9 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Internal interfaces between the pmuctx core, its device and its backends. */
+/*
+ * Internal interfaces of pmuctx.  Documentation/design.rst explains the
+ * objects and every locking rule; the rules are repeated next to the data.
+ *
+ * Lock order (outermost first):
+ *   ctx->mutex  ->  counter->child_lock  ->  ctx->lock  ->  other ctx->lock
+ *   (two ctx->locks only in a swap, taken in address order)
+ *   pmuctx_links_lock nests inside nothing and takes nothing.
+ */
 #ifndef _PMUCTX_INTERNAL_H
 #define _PMUCTX_INTERNAL_H
 
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/task_work.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/pmuctx.h>
 
 /*
@@ -24,12 +43,185 @@ struct pmuctx_hw_desc {
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
 
+/*
+ * Context clocks: monotonic per-context quantities that advance while a task
+ * holding the context runs.  Software counters and enabled/running times are
+ * all "this clock, while enabled", so a context switch costs O(1) however
+ * many counters there are, and an equivalent swap costs nothing per counter.
+ */
+enum pmuctx_clock {
+	PMUCTX_CLK_TIME,	/* ns on CPU */
+	PMUCTX_CLK_SWITCHES,	/* times switched out */
+	PMUCTX_CLK_MIGRATIONS,	/* CPU changes */
+	PMUCTX_CLK_MINFLT,
+	PMUCTX_CLK_MAJFLT,
+	PMUCTX_NR_CLOCKS,
+};
+
+struct pmuctx_link;
+
+struct pmuctx_context {
+	refcount_t refs;	/* link->ctx, each counter->ctx, temporaries */
+
+	/*
+	 * Serializes structural changes (adding or removing counters, group
+	 * changes) in process context.  Held across the whole change, with
+	 * @lock taken inside for the moment the list is touched.
+	 */
+	struct mutex mutex;
+
+	/*
+	 * Raw because sched_out takes it under the runqueue lock with IRQs
+	 * off; everyone else takes it with irqsave.  Protects every field
+	 * below and the counters' state (see struct pmuctx_counter).
+	 */
+	raw_spinlock_t lock;
+
+	struct task_struct *task;	/* holder; NULL once it exited */
+	struct pmuctx_link *link;	/* holder's link; swaps exchange it */
+	u64 generation;		/* unique cookie, new on every change */
+	u64 family;		/* cookie shared by equivalent clones, 0 = none */
+	int pin_count;		/* >0: no swap (attach in progress) */
+	int loaded_cpu;		/* CPU whose PMU holds it, -1 = none */
+	bool clocks_running;	/* holder on CPU, its snapshot valid */
+	bool dead;		/* holder exited: frozen */
+	u64 clock[PMUCTX_NR_CLOCKS];
+	struct list_head counters;	/* every counter, in creation order */
+	unsigned int nr_counters;
+	unsigned int nr_inherit;	/* counters followed by fork */
+	unsigned int nr_inherit_thread;	/* counters followed by threads only */
+	u64 seq;		/* bumped on every load, unload, swap */
+	u64 loads;		/* full loads */
+	u64 swaps;		/* handed on, still loaded, to an equivalent task */
+
+	struct work_struct exit_work;	/* folds clones after the holder exits */
+	struct rcu_head rcu;
+};
+
+/*
+ * Per-task hook, found through the task's preempt notifier list (by the
+ * task itself, or for a task that is not running) or through the index
+ * (everyone else, under RCU).
+ */
+struct pmuctx_link {
+	struct preempt_notifier notifier;
+	refcount_t refs;	/* alive-with-task, pending task work, users */
+	struct task_struct *task;
+	struct pmuctx_context __rcu *ctx;	/* changed under its ctx->lock */
+	struct hlist_node index_node;	/* pmuctx_links_lock */
+	struct callback_head register_work;	/* attach to another task */
+	bool registered;	/* notifier on the task's list */
+	bool exited;
+	/* Written by the task's own sched_in/out under ctx->lock. */
+	u64 snap[PMUCTX_NR_CLOCKS];
+	u64 migrations_at_out;
+	struct rcu_head rcu;
+};
+
+/*
+ * A counter.  Its value is base + (enabled ? clock_now - snap : 0) on the
+ * clocks of its kind, likewise for time enabled/running.
+ */
+struct pmuctx_counter {
+	refcount_t refs;	/* file, clones' parent pointers, users */
+	struct pmuctx_context *ctx;	/* holds a reference */
+	struct pmuctx_attr attr;	/* immutable after open */
+	u64 id;
+	struct file *file;	/* originals only */
+
+	/* ctx->mutex and ctx->lock to change, either to walk */
+	struct list_head ctx_entry;
+	struct pmuctx_counter *leader;	/* itself when a leader */
+	struct list_head siblings;	/* leader: its members */
+	struct list_head sibling_entry;
+
+	/* ctx->lock */
+	bool enabled;
+	u64 base, snap;
+	u64 time_base, time_snap;
+
+	/* Inheritance.  @parent: the original (flattened), holds a ref. */
+	struct pmuctx_counter *parent;
+	struct list_head child_entry;	/* parent->child_lock */
+	/* Originals: live clones and exited clones' totals. */
+	spinlock_t child_lock;
+	struct list_head children;
+	u64 child_value, child_enabled, child_running;
+	u64 exited_clones, child_loads, child_swaps;
+	atomic64_t inherit_failed;
+
+	wait_queue_head_t waitq;	/* poll: exit, overflow */
+};
+
+/* context.c */
+struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
+void pmuctx_ctx_get(struct pmuctx_context *ctx);
+void pmuctx_ctx_put(struct pmuctx_context *ctx);
+u64 pmuctx_new_cookie(void);
+void pmuctx_ctx_changed(struct pmuctx_context *ctx);
+bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b);
+void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx, struct task_struct *t,
+			    struct pmuctx_link *link);
+void pmuctx_link_snapshot(struct pmuctx_link *link, struct task_struct *t);
+int pmuctx_context_init(void);
+int pmuctx_counter_init(void);
+void pmuctx_counter_exit(void);
+void pmuctx_context_exit(void);
+extern struct workqueue_struct *pmuctx_wq;
+
+/* counter.c */
+struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
+void pmuctx_counter_get(struct pmuctx_counter *c);
+void pmuctx_counter_put(struct pmuctx_counter *c);
+u64 pmuctx_counter_value(struct pmuctx_counter *c, const u64 *clk);
+void pmuctx_counter_times(struct pmuctx_counter *c, const u64 *clk,
+			  u64 *enabled, u64 *running);
+void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
+				const u64 *clk);
+void pmuctx_counter_rebase(struct pmuctx_counter *c, u64 value, u64 time,
+			   const u64 *clk);
+void pmuctx_counter_family_read(struct pmuctx_counter *c, u64 *value,
+				u64 *enabled, u64 *running);
+int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
+void pmuctx_counter_family_reset(struct pmuctx_counter *c);
+bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
+void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone);
+
+/* link.c: the task index and notifier registration */
+extern spinlock_t pmuctx_links_lock;
+struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp);
+struct pmuctx_link *pmuctx_link_of_current(void);
+struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t);
+struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t);
+struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t);
+void pmuctx_link_put(struct pmuctx_link *link);
+void pmuctx_link_index_add(struct pmuctx_link *link);
+void pmuctx_link_index_del(struct pmuctx_link *link);
+struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
+void pmuctx_ctx_unpin(struct pmuctx_context *ctx);
+
+/* sched.c */
+DECLARE_PER_CPU(struct pmuctx_context *, pmuctx_loaded_ctx);
+extern struct preempt_ops pmuctx_preempt_ops;
+void pmuctx_sched_load_current(struct pmuctx_link *link);
+
+/* inherit.c: fork, exit, exec */
+int pmuctx_inherit_init(void);
+void pmuctx_inherit_exit(void);
+void pmuctx_task_exited(struct pmuctx_link *link);
+
+/* attach.c */
+struct task_struct *pmuctx_find_target(s32 target, u32 flags);
+int pmuctx_may_attach(struct task_struct *task);
+
+/* dev.c */
+int pmuctx_dev_register(void);
+void pmuctx_dev_unregister(void);
+
 #ifdef CONFIG_ARM64
 int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc);
 #endif
-
-int pmuctx_dev_register(void);
-void pmuctx_dev_unregister(void);
 
 #ifdef PMUCTX_PLANT
 int pmuctx_plant_bugs(void);

@@ -35,6 +35,126 @@ struct pmuctx_info {
 	__u32 nr_sw_events;	/* software counter configs available */
 };
 
+/* Counter types (pmuctx_attr.type). */
+enum pmuctx_type {
+	PMUCTX_TYPE_HARDWARE = 0,	/* generic: config is PMUCTX_HW_* */
+	PMUCTX_TYPE_SOFTWARE = 1,	/* config is PMUCTX_SW_* */
+	PMUCTX_TYPE_RAW = 2,		/* config is the PMU's own event code */
+	PMUCTX_TYPE_MAX,
+};
+
+enum pmuctx_hw_id {
+	PMUCTX_HW_CPU_CYCLES = 0,
+	PMUCTX_HW_INSTRUCTIONS = 1,
+	PMUCTX_HW_MAX,
+};
+
+enum pmuctx_sw_id {
+	PMUCTX_SW_TASK_CLOCK = 0,	/* ns on CPU */
+	PMUCTX_SW_CONTEXT_SWITCHES = 1,
+	PMUCTX_SW_CPU_MIGRATIONS = 2,
+	PMUCTX_SW_PAGE_FAULTS = 3,	/* minor + major */
+	PMUCTX_SW_PAGE_FAULTS_MIN = 4,
+	PMUCTX_SW_PAGE_FAULTS_MAJ = 5,
+	PMUCTX_SW_MAX,
+};
+
+/* pmuctx_attr.read_format: what read() returns, in this order. */
+#define PMUCTX_FORMAT_TOTAL_TIME_ENABLED	(1ULL << 0)
+#define PMUCTX_FORMAT_TOTAL_TIME_RUNNING	(1ULL << 1)
+#define PMUCTX_FORMAT_ID			(1ULL << 2)
+#define PMUCTX_FORMAT_GROUP			(1ULL << 3)
+#define PMUCTX_FORMAT_STAMP			(1ULL << 4)	/* load/swap sequence */
+#define PMUCTX_FORMAT_ALL			((1ULL << 5) - 1)
+
+/* pmuctx_attr.flags */
+#define PMUCTX_ATTR_DISABLED		(1ULL << 0)	/* start disabled */
+#define PMUCTX_ATTR_INHERIT		(1ULL << 1)	/* follow fork and clone */
+#define PMUCTX_ATTR_INHERIT_THREAD	(1ULL << 2)	/* follow clone(CLONE_THREAD) only */
+#define PMUCTX_ATTR_EXCLUDE_USER	(1ULL << 3)
+#define PMUCTX_ATTR_EXCLUDE_KERNEL	(1ULL << 4)
+#define PMUCTX_ATTR_ENABLE_ON_EXEC	(1ULL << 5)
+#define PMUCTX_ATTR_PINNED		(1ULL << 6)
+#define PMUCTX_ATTR_INHERIT_STAT	(1ULL << 7)	/* counts stay with tasks across swaps */
+#define PMUCTX_ATTR_ALL			((1ULL << 8) - 1)
+
+/*
+ * Size-versioned: a smaller (older) struct is zero-extended, a larger
+ * (newer) one is accepted only when the part this kernel does not know is
+ * zero (else E2BIG).  PMUCTX_ATTR_SIZE_VER0 is the first published size.
+ */
+struct pmuctx_attr {
+	__u32 size;
+	__u32 type;		/* enum pmuctx_type */
+	__u64 config;
+	__u64 flags;		/* PMUCTX_ATTR_* */
+	__u64 read_format;	/* PMUCTX_FORMAT_* */
+	__u64 sample_period;	/* hardware counters: overflow period, 0 = none */
+};
+
+#define PMUCTX_ATTR_SIZE_VER0	40
+
+/* PMUCTX_OPEN target kinds: pmuctx_open_args.flags */
+#define PMUCTX_OPEN_CLOEXEC	(1U << 0)	/* the new fd is close-on-exec */
+#define PMUCTX_OPEN_PIDFD	(1U << 1)	/* target is a pidfd, not a pid */
+#define PMUCTX_OPEN_ALL		((1U << 2) - 1)
+
+struct pmuctx_open_args {
+	__u64 attr;		/* pointer to struct pmuctx_attr */
+	__s32 target;		/* 0 = the caller, else a pid (or pidfd) */
+	__s32 group_fd;		/* group leader's counter fd, -1 = none */
+	__u32 flags;		/* PMUCTX_OPEN_* */
+	__u32 reserved;		/* must be 0 */
+};
+
+/* Counter fd ioctls: ENABLE/DISABLE/RESET take PMUCTX_IOC_FLAG_GROUP. */
+#define PMUCTX_IOC_FLAG_GROUP	1U
+
+/*
+ * Statistics of the context a counter lives in, and of its family: the
+ * original's context plus every clone's, live or exited.
+ */
+struct pmuctx_ctx_stats {
+	__u32 size;		/* in: sizeof the caller's struct */
+	__u32 nr_counters;	/* counters in this context */
+	__u64 generation;	/* this context's cookie */
+	__u64 family;		/* cookie of the family it belongs to, 0 = none */
+	__u64 loads;		/* full loads of this context */
+	__u64 swaps;		/* equivalent swaps it took part in */
+	__u64 tree_loads;	/* loads over the whole family */
+	__u64 tree_swaps;	/* swaps over the whole family */
+	__u64 live_clones;	/* clones of this counter in live tasks */
+	__u64 exited_clones;	/* clones folded back at exit */
+	__u64 inherit_failed;	/* clones that could not be allocated */
+};
+
+/* One live clone in a process-tree read. */
+struct pmuctx_tree_entry {
+	__u32 tid;		/* task holding the clone's context */
+	__u32 reserved;
+	__u64 value;
+	__u64 time_enabled;
+	__u64 time_running;
+};
+
+struct pmuctx_tree_read {
+	__u32 size;		/* in: sizeof the caller's struct */
+	__u32 nr_entries;	/* in: room in entries; out: live clones */
+	__u64 entries;		/* pointer to struct pmuctx_tree_entry[] */
+	__u64 own_value;	/* the opened counter alone */
+	__u64 exited_value;	/* sum over exited clones */
+	__u64 exited_clones;
+	__u64 total;		/* own + live + exited, as read() */
+};
+
 #define PMUCTX_INFO		_IOWR(PMUCTX_IOC_MAGIC, 0x00, struct pmuctx_info)
+#define PMUCTX_OPEN		_IOW(PMUCTX_IOC_MAGIC, 0x01, struct pmuctx_open_args)
+
+#define PMUCTX_IOC_ENABLE	_IO(PMUCTX_IOC_MAGIC, 0x10)
+#define PMUCTX_IOC_DISABLE	_IO(PMUCTX_IOC_MAGIC, 0x11)
+#define PMUCTX_IOC_RESET	_IO(PMUCTX_IOC_MAGIC, 0x12)
+#define PMUCTX_IOC_ID		_IOR(PMUCTX_IOC_MAGIC, 0x13, __u64)
+#define PMUCTX_IOC_STATS	_IOWR(PMUCTX_IOC_MAGIC, 0x14, struct pmuctx_ctx_stats)
+#define PMUCTX_IOC_TREE_READ	_IOWR(PMUCTX_IOC_MAGIC, 0x15, struct pmuctx_tree_read)
 
 #endif /* _UAPI_LINUX_PMUCTX_H */

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-task contexts: allocation, reference counting, generation cookies,
+ * equivalence, and the context clocks.
+ */
+#include <linux/atomic.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include "pmuctx.h"
+
+static struct kmem_cache *pmuctx_ctx_cache;
+struct workqueue_struct *pmuctx_wq;
+
+/*
+ * Cookies are multiples of 4: a clone that got only part of its parent's
+ * counters carries parent cookie | 1 (thread clone) or | 2 (fork clone), a
+ * family that no context's own generation can ever equal.
+ */
+static atomic64_t pmuctx_cookie = ATOMIC64_INIT(0);
+
+u64 pmuctx_new_cookie(void)
+{
+	return atomic64_add_return(4, &pmuctx_cookie);
+}
+
+static void pmuctx_ctx_exit_work(struct work_struct *work);
+
+struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
+{
+	struct pmuctx_context *ctx = kmem_cache_zalloc(pmuctx_ctx_cache, gfp);
+
+	if (!ctx)
+		return NULL;
+	refcount_set(&ctx->refs, 1);
+	mutex_init(&ctx->mutex);
+	raw_spin_lock_init(&ctx->lock);
+	INIT_LIST_HEAD(&ctx->counters);
+	INIT_WORK(&ctx->exit_work, pmuctx_ctx_exit_work);
+	ctx->loaded_cpu = -1;
+	ctx->generation = pmuctx_new_cookie();
+	return ctx;
+}
+
+void pmuctx_ctx_get(struct pmuctx_context *ctx)
+{
+	refcount_inc(&ctx->refs);
+}
+
+static void pmuctx_ctx_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(pmuctx_ctx_cache,
+			container_of(head, struct pmuctx_context, rcu));
+}
+
+/* RCU-delayed: link->ctx is dereferenced under rcu_read_lock() by readers. */
+void pmuctx_ctx_put(struct pmuctx_context *ctx)
+{
+	if (refcount_dec_and_test(&ctx->refs)) {
+		WARN_ON_ONCE(!list_empty(&ctx->counters));
+		call_rcu(&ctx->rcu, pmuctx_ctx_free_rcu);
+	}
+}
+
+/*
+ * A structural change (counter added or removed, state changed in this
+ * context alone): a new cookie, and out of the family.  ctx->lock held.
+ */
+void pmuctx_ctx_changed(struct pmuctx_context *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	ctx->generation = pmuctx_new_cookie();
+	ctx->family = 0;
+}
+
+/*
+ * Two contexts are equivalent when they hold the same counters in the same
+ * states: both unmodified clones of one family, or one the unmodified
+ * original the other was cloned from.  Both locks held.
+ */
+bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b)
+{
+	if (a->pin_count || b->pin_count || a->dead || b->dead)
+		return false;
+	if (a->family && a->family == b->family)
+		return true;
+	return a->generation == b->family || b->generation == a->family;
+}
+
+void pmuctx_link_snapshot(struct pmuctx_link *link, struct task_struct *t)
+{
+	link->snap[PMUCTX_CLK_TIME] = local_clock();
+	link->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
+	link->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+}
+
+/*
+ * The holder's progress since its snapshot.  For a holder running on
+ * another CPU the fault counts are read while it may change them: a value
+ * one fault old is as good as the read that raced with the fault.
+ */
+static void pmuctx_holder_delta(struct pmuctx_context *ctx, u64 *delta)
+{
+	struct pmuctx_link *link = ctx->link;
+	struct task_struct *t = ctx->task;
+	s64 dt = local_clock() - link->snap[PMUCTX_CLK_TIME];
+
+	delta[PMUCTX_CLK_TIME] = dt > 0 ? dt : 0;
+	/* Racy by design when the holder runs elsewhere, see above. */
+	delta[PMUCTX_CLK_MINFLT] = data_race(READ_ONCE(t->min_flt)) -
+				   link->snap[PMUCTX_CLK_MINFLT];
+	/* Likewise. */
+	delta[PMUCTX_CLK_MAJFLT] = data_race(READ_ONCE(t->maj_flt)) -
+				   link->snap[PMUCTX_CLK_MAJFLT];
+}
+
+/* ctx->lock held: the clocks as of now. */
+void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
+{
+	u64 delta[PMUCTX_NR_CLOCKS] = {};
+	int i;
+
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->clocks_running && ctx->task)
+		pmuctx_holder_delta(ctx, delta);
+	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
+		clk[i] = ctx->clock[i] + delta[i];
+}
+
+/* ctx->lock held: stop the clocks, crediting the holder's progress. */
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx, struct task_struct *t,
+			    struct pmuctx_link *link)
+{
+	u64 delta[PMUCTX_NR_CLOCKS] = {};
+	int i;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->clocks_running)
+		return;
+	pmuctx_holder_delta(ctx, delta);
+	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
+		ctx->clock[i] += delta[i];
+	ctx->clocks_running = false;
+}
+
+/*
+ * After the holder exited: give each clone's final count to its original,
+ * then drop the clones.  Process context, so it may take ctx->mutex and
+ * wait for an attach that pinned the context to finish.
+ */
+static void pmuctx_ctx_exit_work(struct work_struct *work)
+{
+	struct pmuctx_context *ctx = container_of(work, struct pmuctx_context,
+						  exit_work);
+	struct pmuctx_counter *c, *tmp;
+	LIST_HEAD(clones);
+
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry_safe(c, tmp, &ctx->counters, ctx_entry) {
+		if (!c->parent)
+			continue;
+		pmuctx_counter_fold_into_parent(c);
+		raw_spin_lock_irq(&ctx->lock);
+		list_del_init(&c->ctx_entry);
+		list_del_init(&c->sibling_entry);
+		ctx->nr_counters--;
+		raw_spin_unlock_irq(&ctx->lock);
+		list_add_tail(&c->ctx_entry, &clones);
+	}
+	mutex_unlock(&ctx->mutex);
+
+	list_for_each_entry_safe(c, tmp, &clones, ctx_entry) {
+		list_del(&c->ctx_entry);
+		pmuctx_counter_put(c);
+	}
+	pmuctx_ctx_put(ctx);
+}
+
+int pmuctx_context_init(void)
+{
+	pmuctx_ctx_cache = KMEM_CACHE(pmuctx_context, 0);
+	if (!pmuctx_ctx_cache)
+		return -ENOMEM;
+	pmuctx_wq = alloc_workqueue("pmuctx", WQ_UNBOUND, 0);
+	if (!pmuctx_wq) {
+		kmem_cache_destroy(pmuctx_ctx_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void pmuctx_context_exit(void)
+{
+	destroy_workqueue(pmuctx_wq);
+	rcu_barrier();
+	kmem_cache_destroy(pmuctx_ctx_cache);
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Counter lifecycle and values: enable, disable, reset, reads over a whole
+ * inheritance family, and folding an exited clone into its original.
+ */
+#include <linux/slab.h>
+#include "pmuctx.h"
+
+static struct kmem_cache *pmuctx_counter_cache;
+
+struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
+{
+	struct pmuctx_counter *c = kmem_cache_zalloc(pmuctx_counter_cache, gfp);
+
+	if (!c)
+		return NULL;
+	refcount_set(&c->refs, 1);
+	INIT_LIST_HEAD(&c->ctx_entry);
+	INIT_LIST_HEAD(&c->siblings);
+	INIT_LIST_HEAD(&c->sibling_entry);
+	INIT_LIST_HEAD(&c->child_entry);
+	INIT_LIST_HEAD(&c->children);
+	spin_lock_init(&c->child_lock);
+	init_waitqueue_head(&c->waitq);
+	c->leader = c;
+	return c;
+}
+
+void pmuctx_counter_get(struct pmuctx_counter *c)
+{
+	refcount_inc(&c->refs);
+}
+
+void pmuctx_counter_put(struct pmuctx_counter *c)
+{
+	if (!refcount_dec_and_test(&c->refs))
+		return;
+	WARN_ON_ONCE(!list_empty(&c->children));
+	if (c->parent)
+		pmuctx_counter_put(c->parent);
+	if (c->ctx)
+		pmuctx_ctx_put(c->ctx);
+	kmem_cache_free(pmuctx_counter_cache, c);
+}
+
+/* The clock reading this counter's kind accumulates. */
+static u64 pmuctx_counter_clock(const struct pmuctx_counter *c, const u64 *clk)
+{
+	switch (c->attr.config) {
+	case PMUCTX_SW_TASK_CLOCK:
+		return clk[PMUCTX_CLK_TIME];
+	case PMUCTX_SW_CONTEXT_SWITCHES:
+		return clk[PMUCTX_CLK_SWITCHES];
+	case PMUCTX_SW_CPU_MIGRATIONS:
+		return clk[PMUCTX_CLK_MIGRATIONS];
+	case PMUCTX_SW_PAGE_FAULTS:
+		return clk[PMUCTX_CLK_MINFLT] + clk[PMUCTX_CLK_MAJFLT];
+	case PMUCTX_SW_PAGE_FAULTS_MIN:
+		return clk[PMUCTX_CLK_MINFLT];
+	case PMUCTX_SW_PAGE_FAULTS_MAJ:
+		return clk[PMUCTX_CLK_MAJFLT];
+	}
+	return 0;
+}
+
+/* ctx->lock held; @clk from pmuctx_ctx_clocks_now(). */
+u64 pmuctx_counter_value(struct pmuctx_counter *c, const u64 *clk)
+{
+	if (!c->enabled)
+		return c->base;
+	return c->base + pmuctx_counter_clock(c, clk) - c->snap;
+}
+
+/* Without multiplexing a counter runs whenever it is enabled. */
+void pmuctx_counter_times(struct pmuctx_counter *c, const u64 *clk,
+			  u64 *enabled, u64 *running)
+{
+	u64 t = c->time_base;
+
+	if (c->enabled)
+		t += clk[PMUCTX_CLK_TIME] - c->time_snap;
+	*enabled = t;
+	*running = t;
+}
+
+void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
+				const u64 *clk)
+{
+	if (on == c->enabled)
+		return;
+	if (on) {
+		c->snap = pmuctx_counter_clock(c, clk);
+		c->time_snap = clk[PMUCTX_CLK_TIME];
+	} else {
+		c->base += pmuctx_counter_clock(c, clk) - c->snap;
+		c->time_base += clk[PMUCTX_CLK_TIME] - c->time_snap;
+	}
+	c->enabled = on;
+}
+
+/* Make the counter read @value and @time from now on. */
+void pmuctx_counter_rebase(struct pmuctx_counter *c, u64 value, u64 time,
+			   const u64 *clk)
+{
+	c->base = value;
+	c->time_base = time;
+	c->snap = pmuctx_counter_clock(c, clk);
+	c->time_snap = clk[PMUCTX_CLK_TIME];
+}
+
+bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread)
+{
+	u64 f = c->attr.flags;
+
+	if (!(f & PMUCTX_ATTR_INHERIT))
+		return false;
+	return thread || !(f & PMUCTX_ATTR_INHERIT_THREAD);
+}
+
+static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
+				    u64 *enabled, u64 *running)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS], e, r;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	*value += pmuctx_counter_value(c, clk);
+	pmuctx_counter_times(c, clk, &e, &r);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	*enabled += e;
+	*running += r;
+}
+
+/*
+ * The counter, its live clones and its exited clones.  child_lock makes a
+ * clone's move from the live list to the exited totals atomic for readers.
+ */
+void pmuctx_counter_family_read(struct pmuctx_counter *c, u64 *value,
+				u64 *enabled, u64 *running)
+{
+	struct pmuctx_counter *clone;
+
+	*value = 0;
+	*enabled = 0;
+	*running = 0;
+	pmuctx_counter_read_one(c, value, enabled, running);
+	spin_lock(&c->child_lock);
+	*value += c->child_value;
+	*enabled += c->child_enabled;
+	*running += c->child_running;
+	list_for_each_entry(clone, &c->children, child_entry)
+		pmuctx_counter_read_one(clone, value, enabled, running);
+	spin_unlock(&c->child_lock);
+}
+
+static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS];
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	if (!ctx->dead) {
+		pmuctx_ctx_clocks_now(ctx, clk);
+		pmuctx_counter_set_enabled(c, on, clk);
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/*
+ * Enable or disable the counter and every live clone, so that clones stay
+ * equivalent to each other and to the original.
+ */
+int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
+{
+	struct pmuctx_counter *clone;
+
+	pmuctx_counter_enable_one(c, on);
+	spin_lock(&c->child_lock);
+	list_for_each_entry(clone, &c->children, child_entry)
+		pmuctx_counter_enable_one(clone, on);
+	spin_unlock(&c->child_lock);
+	return 0;
+}
+
+static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS], e, r;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	pmuctx_counter_times(c, clk, &e, &r);
+	pmuctx_counter_rebase(c, 0, e, clk);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/* Zero the count everywhere, exited clones included; times keep running. */
+void pmuctx_counter_family_reset(struct pmuctx_counter *c)
+{
+	struct pmuctx_counter *clone;
+
+	pmuctx_counter_reset_one(c);
+	spin_lock(&c->child_lock);
+	c->child_value = 0;
+	list_for_each_entry(clone, &c->children, child_entry)
+		pmuctx_counter_reset_one(clone);
+	spin_unlock(&c->child_lock);
+}
+
+/*
+ * Called for each clone of a context whose holder exited (so its clocks are
+ * frozen): move its totals to the original in one step under child_lock.
+ */
+void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
+{
+	struct pmuctx_counter *parent = clone->parent;
+	struct pmuctx_context *ctx = clone->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps;
+
+	spin_lock(&parent->child_lock);
+	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	v = pmuctx_counter_value(clone, clk);
+	pmuctx_counter_times(clone, clk, &e, &r);
+	loads = ctx->loads;
+	swaps = ctx->swaps;
+	raw_spin_unlock_irq(&ctx->lock);
+	parent->child_value += v;
+	parent->child_enabled += e;
+	parent->child_running += r;
+	parent->child_loads += loads;
+	parent->child_swaps += swaps;
+	parent->exited_clones++;
+	list_del_init(&clone->child_entry);
+	spin_unlock(&parent->child_lock);
+	wake_up_all(&parent->waitq);
+}
+
+int pmuctx_counter_init(void)
+{
+	pmuctx_counter_cache = KMEM_CACHE(pmuctx_counter, 0);
+	return pmuctx_counter_cache ? 0 : -ENOMEM;
+}
+
+void pmuctx_counter_exit(void)
+{
+	kmem_cache_destroy(pmuctx_counter_cache);
+}

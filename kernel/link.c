@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Task links: the per-task preempt notifier that points at the task's
+ * context, and our own index of them (task_struct has no room for us, and
+ * another task's notifier list may change under a reader in process
+ * context).
+ */
+#include <linux/hashtable.h>
+#include <linux/module.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include "pmuctx.h"
+
+/*
+ * Index of links by task.  Writers: attach (process context), fork and exit
+ * hooks (preemption disabled); readers walk it under RCU.  Never taken in
+ * IRQ context, so a plain spinlock.
+ */
+DEFINE_SPINLOCK(pmuctx_links_lock);
+static DEFINE_HASHTABLE(pmuctx_links, 10);
+
+struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp)
+{
+	struct pmuctx_link *link = kzalloc(sizeof(*link), gfp);
+
+	if (!link)
+		return NULL;
+	preempt_notifier_init(&link->notifier, &pmuctx_preempt_ops);
+	refcount_set(&link->refs, 1);
+	link->task = t;
+	/* Every link keeps the module: its notifier points into our code. */
+	__module_get(THIS_MODULE);
+	return link;
+}
+
+static void pmuctx_link_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct pmuctx_link, rcu));
+	module_put(THIS_MODULE);
+}
+
+void pmuctx_link_put(struct pmuctx_link *link)
+{
+	if (refcount_dec_and_test(&link->refs))
+		call_rcu(&link->rcu, pmuctx_link_free_rcu);
+}
+
+void pmuctx_link_index_add(struct pmuctx_link *link)
+{
+	spin_lock(&pmuctx_links_lock);
+	hash_add_rcu(pmuctx_links, &link->index_node, (unsigned long)link->task);
+	spin_unlock(&pmuctx_links_lock);
+}
+
+void pmuctx_link_index_del(struct pmuctx_link *link)
+{
+	spin_lock(&pmuctx_links_lock);
+	hash_del_rcu(&link->index_node);
+	spin_unlock(&pmuctx_links_lock);
+}
+
+static struct pmuctx_link *pmuctx_link_find_rcu(struct task_struct *t)
+{
+	struct pmuctx_link *link;
+
+	hash_for_each_possible_rcu(pmuctx_links, link, index_node,
+				   (unsigned long)t)
+		if (link->task == t && !link->exited)
+			return link;
+	return NULL;
+}
+
+/* A referenced link of @t from the index, or NULL. */
+struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t)
+{
+	struct pmuctx_link *link;
+
+	rcu_read_lock();
+	link = pmuctx_link_find_rcu(t);
+	if (link && !refcount_inc_not_zero(&link->refs))
+		link = NULL;
+	rcu_read_unlock();
+	return link;
+}
+
+static struct pmuctx_link *pmuctx_link_on_list(struct task_struct *t)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &t->preempt_notifiers, link)
+		if (pn->ops == &pmuctx_preempt_ops)
+			return container_of(pn, struct pmuctx_link, notifier);
+	return NULL;
+}
+
+/* Only the task itself changes its notifier list, so it may walk it. */
+struct pmuctx_link *pmuctx_link_of_current(void)
+{
+	return pmuctx_link_on_list(current);
+}
+
+/*
+ * For a task that cannot run meanwhile (next in sched_out, a child before
+ * its first run): nobody changes its list then.
+ */
+struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t)
+{
+	return pmuctx_link_on_list(t);
+}
+
+/*
+ * Runs in the target task on its way back to user space: only a task may
+ * register its own preempt notifier.  A target already exiting never got
+ * its exit hook for this link, so it is retired here instead.
+ */
+static void pmuctx_link_register_work(struct callback_head *head)
+{
+	struct pmuctx_link *link = container_of(head, struct pmuctx_link,
+						register_work);
+
+	if (current->flags & PF_EXITING) {
+		pmuctx_task_exited(link);
+	} else {
+		preempt_disable();
+		preempt_notifier_register(&link->notifier);
+		link->registered = true;
+		pmuctx_sched_load_current(link);
+		preempt_enable();
+	}
+	pmuctx_link_put(link);	/* the work's reference */
+}
+
+/*
+ * The link of @t, created with an empty context if it has none.  Returns a
+ * referenced link or an ERR_PTR.  Process context.
+ */
+struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
+{
+	struct pmuctx_link *link, *raced;
+	struct pmuctx_context *ctx;
+	int err;
+
+	link = pmuctx_link_lookup(t);
+	if (link)
+		return link;
+
+	link = pmuctx_link_alloc(t, GFP_KERNEL);
+	if (!link)
+		return ERR_PTR(-ENOMEM);
+	ctx = pmuctx_ctx_alloc(GFP_KERNEL);
+	if (!ctx) {
+		pmuctx_link_put(link);
+		return ERR_PTR(-ENOMEM);
+	}
+	ctx->task = t;
+	ctx->link = link;
+	RCU_INIT_POINTER(link->ctx, ctx);
+	link->migrations_at_out = READ_ONCE(t->se.nr_migrations);
+
+	spin_lock(&pmuctx_links_lock);
+	rcu_read_lock();
+	raced = pmuctx_link_find_rcu(t);
+	if (raced && refcount_inc_not_zero(&raced->refs)) {
+		rcu_read_unlock();
+		spin_unlock(&pmuctx_links_lock);
+		RCU_INIT_POINTER(link->ctx, NULL);
+		pmuctx_ctx_put(ctx);
+		pmuctx_link_put(link);
+		return raced;
+	}
+	rcu_read_unlock();
+	hash_add_rcu(pmuctx_links, &link->index_node, (unsigned long)t);
+	spin_unlock(&pmuctx_links_lock);
+
+	refcount_inc(&link->refs);	/* the caller's */
+	if (t == current) {
+		preempt_disable();
+		preempt_notifier_register(&link->notifier);
+		link->registered = true;
+		pmuctx_sched_load_current(link);
+		preempt_enable();
+		return link;
+	}
+
+	refcount_inc(&link->refs);	/* the work's */
+	init_task_work(&link->register_work, pmuctx_link_register_work);
+	err = task_work_add(t, &link->register_work, TWA_RESUME);
+	if (err) {
+		/* Past exit_task_work(): the task is gone for our purposes. */
+		pmuctx_link_put(link);	/* the work's */
+		pmuctx_task_exited(link);
+		pmuctx_link_put(link);	/* the caller's */
+		return ERR_PTR(-ESRCH);
+	}
+	return link;
+}
+
+/*
+ * Pin the context the link currently points to, so no swap moves it to
+ * another task while an attach changes it.  Returns a referenced, pinned
+ * context, or NULL when the task exited.
+ */
+struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link)
+{
+	struct pmuctx_context *ctx;
+	unsigned long flags;
+	bool dead;
+
+	for (;;) {
+		rcu_read_lock();
+		ctx = rcu_dereference(link->ctx);
+		if (ctx && !refcount_inc_not_zero(&ctx->refs))
+			ctx = NULL;
+		rcu_read_unlock();
+		if (!ctx)
+			return NULL;
+		raw_spin_lock_irqsave(&ctx->lock, flags);
+		if (ctx->link == link && !ctx->dead) {
+			ctx->pin_count++;
+			raw_spin_unlock_irqrestore(&ctx->lock, flags);
+			return ctx;
+		}
+		dead = ctx->dead;
+		raw_spin_unlock_irqrestore(&ctx->lock, flags);
+		if (dead || READ_ONCE(link->exited)) {
+			pmuctx_ctx_put(ctx);
+			return NULL;
+		}
+		/* Swapped away meanwhile: follow the link again. */
+		pmuctx_ctx_put(ctx);
+		cpu_relax();
+	}
+}
+
+void pmuctx_ctx_unpin(struct pmuctx_context *ctx)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	ctx->pin_count--;
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_put(ctx);
+}

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Software counters on one task: self counting against the kernel's own
+ * per-task statistics, enable/disable/reset, read formats and groups.
+ */
+#include <poll.h>
+#include <time.h>
+#include <sys/wait.h>
+#include "pmuctx_test.h"
+#include "kselftest_harness.h"
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = thread_cpu_ns() + ns;
+
+	while (thread_cpu_ns() < end)
+		;
+}
+
+TEST(task_clock_matches_thread_cputime)
+{
+	uint64_t t0, t1, v;
+	int fd;
+
+	t0 = thread_cpu_ns();
+	fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0, 0, 0, -1);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	spin_ns(50 * 1000 * 1000);
+	v = pmuctx_read1(fd);
+	t1 = thread_cpu_ns();
+	/* Our clock runs only between the open and the read. */
+	EXPECT_GE(t1 - t0 + 1000000, v);
+	EXPECT_LE(45 * 1000 * 1000, v) TH_LOG("task-clock %llu ns for a 50 ms spin",
+					      (unsigned long long)v);
+	close(fd);
+}
+
+TEST(page_faults_are_exact)
+{
+	long m0, m1;
+	uint64_t all, minor, major;
+	int fa, fmin, fmaj;
+
+	fa = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_DISABLED, 0, 0, -1);
+	fmin = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS_MIN, PMUCTX_ATTR_DISABLED, 0, 0, -1);
+	fmaj = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS_MAJ, PMUCTX_ATTR_DISABLED, 0, 0, -1);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fmin);
+	ASSERT_LE(0, fmaj);
+	m0 = minflt_thread();
+	ASSERT_EQ(0, ioctl(fa, PMUCTX_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(fmin, PMUCTX_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(fmaj, PMUCTX_IOC_ENABLE, 0));
+	touch_pages(100);
+	ASSERT_EQ(0, ioctl(fa, PMUCTX_IOC_DISABLE, 0));
+	ASSERT_EQ(0, ioctl(fmin, PMUCTX_IOC_DISABLE, 0));
+	ASSERT_EQ(0, ioctl(fmaj, PMUCTX_IOC_DISABLE, 0));
+	m1 = minflt_thread();
+	all = pmuctx_read1(fa);
+	minor = pmuctx_read1(fmin);
+	major = pmuctx_read1(fmaj);
+	EXPECT_EQ(m1 - m0, minor);
+	EXPECT_LE(100, minor);
+	EXPECT_EQ(0, major);
+	EXPECT_EQ(minor + major, all);
+	close(fa);
+	close(fmin);
+	close(fmaj);
+}
+
+TEST(context_switches_follow_the_scheduler)
+{
+	struct timespec ms = { 0, 1000000 };
+	long s0, s1;
+	uint64_t v;
+	int fd, i;
+
+	fd = pmuctx_open_sw(PMUCTX_SW_CONTEXT_SWITCHES, PMUCTX_ATTR_DISABLED, 0, 0, -1);
+	ASSERT_LE(0, fd);
+	s0 = switches_thread();
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ENABLE, 0));
+	for (i = 0; i < 20; i++)
+		nanosleep(&ms, NULL);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_DISABLE, 0));
+	s1 = switches_thread();
+	v = pmuctx_read1(fd);
+	/* Every sleep switches out; a preemption just outside the window may not count. */
+	EXPECT_LE(20, v);
+	EXPECT_GE(s1 - s0, v);
+	EXPECT_LE(s1 - s0 - 2, v);
+	close(fd);
+}
+
+TEST(cpu_migrations_match_the_scheduler)
+{
+	long long m0, m1;
+	uint64_t v;
+	int fd, i;
+
+	if (nr_cpus() < 2)
+		SKIP(return, "needs two CPUs");
+	pin_to_cpu(0);
+	fd = pmuctx_open_sw(PMUCTX_SW_CPU_MIGRATIONS, 0, 0, 0, -1);
+	ASSERT_LE(0, fd);
+	m0 = sched_migrations(gettid());
+	for (i = 0; i < 10; i++)
+		pin_to_cpu((i + 1) % 2);
+	m1 = sched_migrations(gettid());
+	v = pmuctx_read1(fd);
+	ASSERT_LE(0, m0);
+	EXPECT_EQ(m1 - m0, v);
+	EXPECT_LE(10, v);
+	close(fd);
+}
+
+TEST(disable_freezes_reset_zeroes)
+{
+	uint64_t a, b;
+	int fd;
+
+	fd = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_DISABLED, 0, 0, -1);
+	ASSERT_LE(0, fd);
+	touch_pages(10);
+	EXPECT_EQ(0, pmuctx_read1(fd));
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ENABLE, 0));
+	touch_pages(10);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_DISABLE, 0));
+	a = pmuctx_read1(fd);
+	EXPECT_LE(10, a);
+	touch_pages(10);
+	b = pmuctx_read1(fd);
+	EXPECT_EQ(a, b);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_RESET, 0));
+	EXPECT_EQ(0, pmuctx_read1(fd));
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ENABLE, 0));
+	touch_pages(5);
+	EXPECT_LE(5, pmuctx_read1(fd));
+	close(fd);
+}
+
+TEST(read_format_times_id_stamp)
+{
+	uint64_t buf[5], id = 0, stamp1;
+	struct timespec ms = { 0, 2000000 };
+	int fd;
+
+	fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0,
+			    PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			    PMUCTX_FORMAT_TOTAL_TIME_RUNNING |
+			    PMUCTX_FORMAT_ID | PMUCTX_FORMAT_STAMP, 0, -1);
+	ASSERT_LE(0, fd);
+	spin_ns(5 * 1000 * 1000);
+	ASSERT_EQ(sizeof(buf), read(fd, buf, sizeof(buf)));
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ID, &id));
+	EXPECT_NE(0, id);
+	EXPECT_EQ(id, buf[3]);
+	/* task-clock is the enabled time of a task counter. */
+	EXPECT_LE(buf[0], buf[1]);
+	EXPECT_EQ(buf[1], buf[2]);
+	EXPECT_LE(4 * 1000 * 1000, buf[1]);
+	stamp1 = buf[4];
+	nanosleep(&ms, NULL);	/* switched out: unloaded and loaded again */
+	ASSERT_EQ(sizeof(buf), read(fd, buf, sizeof(buf)));
+	EXPECT_LE(stamp1 + 2, buf[4]);
+	/* Too small a buffer for the format. */
+	EXPECT_EQ(-1, read(fd, buf, 16));
+	EXPECT_EQ(ENOSPC, errno);
+	close(fd);
+}
+
+TEST(group_reads_members_with_one_time)
+{
+	uint64_t buf[16], ids[3];
+	int lead, m1, m2;
+
+	lead = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, PMUCTX_ATTR_DISABLED,
+			      PMUCTX_FORMAT_GROUP | PMUCTX_FORMAT_ID |
+			      PMUCTX_FORMAT_TOTAL_TIME_ENABLED, 0, -1);
+	ASSERT_LE(0, lead);
+	m1 = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_DISABLED, 0, 0, lead);
+	ASSERT_LE(0, m1) TH_LOG("member: %s", strerror(errno));
+	m2 = pmuctx_open_sw(PMUCTX_SW_CONTEXT_SWITCHES, PMUCTX_ATTR_DISABLED, 0, 0, lead);
+	ASSERT_LE(0, m2);
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_ID, &ids[0]));
+	ASSERT_EQ(0, ioctl(m1, PMUCTX_IOC_ID, &ids[1]));
+	ASSERT_EQ(0, ioctl(m2, PMUCTX_IOC_ID, &ids[2]));
+
+	/* A member cannot lead. */
+	EXPECT_EQ(-1, pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, 0, 0, 0, m1));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_ENABLE, PMUCTX_IOC_FLAG_GROUP));
+	touch_pages(20);
+	usleep(1000);
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_DISABLE, PMUCTX_IOC_FLAG_GROUP));
+	/* nr, time_enabled, then value+id per member */
+	ASSERT_EQ(8 * sizeof(uint64_t), read(lead, buf, sizeof(buf)));
+	EXPECT_EQ(3, buf[0]);
+	EXPECT_LT(0, buf[1]);
+	EXPECT_EQ(buf[1], buf[2]);	/* the leader's count is its enabled time */
+	EXPECT_EQ(ids[0], buf[3]);
+	EXPECT_LE(20, buf[4]);
+	EXPECT_EQ(ids[1], buf[5]);
+	EXPECT_LE(1, buf[6]);
+	EXPECT_EQ(ids[2], buf[7]);
+
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_RESET, PMUCTX_IOC_FLAG_GROUP));
+	ASSERT_EQ(8 * sizeof(uint64_t), read(lead, buf, sizeof(buf)));
+	EXPECT_EQ(0, buf[2]);
+	EXPECT_EQ(0, buf[4]);
+	EXPECT_EQ(0, buf[6]);
+
+	/* Closing the leader leaves its members counting on their own. */
+	close(lead);
+	ASSERT_EQ(0, ioctl(m1, PMUCTX_IOC_ENABLE, 0));
+	touch_pages(3);
+	EXPECT_LE(3, pmuctx_read1(m1));
+	close(m1);
+	close(m2);
+}
+
+TEST(counts_another_task_by_pid_and_pidfd)
+{
+	struct pmuctx_attr attr = {
+		.size = sizeof(attr), .type = PMUCTX_TYPE_SOFTWARE,
+		.config = PMUCTX_SW_PAGE_FAULTS,
+	};
+	int go[2], done[2], fd, fd2, pfd, status;
+	long delta[2];
+	pid_t pid;
+	int round;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char c;
+
+		for (round = 0; round < 2; round++) {
+			long m0, m1;
+
+			read_full(go[0], &c, 1);
+			m0 = minflt_thread();
+			touch_pages(30 + round * 10);
+			m1 = minflt_thread();
+			delta[round] = m1 - m0;
+			write_full(done[1], &delta[round], sizeof(long));
+		}
+		read_full(go[0], &c, 1);
+		_exit(0);
+	}
+	fd = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, 0, 0, pid, -1);
+	ASSERT_LE(0, fd) TH_LOG("open on child: %s", strerror(errno));
+	pfd = syscall(SYS_pidfd_open, pid, 0);
+	ASSERT_LE(0, pfd);
+	/* A pidfd names the same task: a second counter on it. */
+	fd2 = pmuctx_open_attr(&attr, pfd, -1, PMUCTX_OPEN_PIDFD);
+	ASSERT_LE(0, fd2) TH_LOG("open by pidfd: %s", strerror(errno));
+	write_full(go[1], "g", 1);
+	read_full(done[0], &delta[0], sizeof(long));
+	EXPECT_EQ(delta[0], pmuctx_read1(fd));
+	EXPECT_EQ(delta[0], pmuctx_read1(fd2));
+	close(fd2);
+	write_full(go[1], "g", 1);
+	read_full(done[0], &delta[1], sizeof(long));
+	EXPECT_EQ(delta[0] + delta[1], pmuctx_read1(fd));
+	write_full(go[1], "g", 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* The count outlives the task. */
+	EXPECT_EQ(delta[0] + delta[1], pmuctx_read1(fd));
+	close(fd);
+	close(pfd);
+}
+
+TEST(enable_on_exec_starts_at_exec)
+{
+	int go[2], fd, status;
+	struct rusage ru;
+	uint64_t v;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char c;
+
+		read_full(go[0], &c, 1);
+		touch_pages(200);	/* before exec: not counted */
+		execl("/bin/busybox", "true", NULL);
+		_exit(127);
+	}
+	fd = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS,
+			    PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC,
+			    0, pid, -1);
+	ASSERT_LE(0, fd);
+	write_full(go[1], "g", 1);
+	ASSERT_EQ(pid, wait4(pid, &status, 0, &ru));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	v = pmuctx_read1(fd);
+	EXPECT_LT(0, v);
+	EXPECT_GE(ru.ru_minflt - 200, v) TH_LOG("%llu counted, %ld faults in all",
+						 (unsigned long long)v, ru.ru_minflt);
+	close(fd);
+}
+
+TEST(poll_hangs_up_when_the_task_exits)
+{
+	struct pollfd p;
+	int go[2], fd, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char c;
+
+		read_full(go[0], &c, 1);
+		_exit(0);
+	}
+	fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0, 0, pid, -1);
+	ASSERT_LE(0, fd);
+	p.fd = fd;
+	p.events = POLLIN;
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	write_full(go[1], "g", 1);
+	EXPECT_EQ(1, poll(&p, 1, 5000));
+	EXPECT_TRUE(p.revents & POLLHUP);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small wrappers shared by the pmuctx selftests. */
+#ifndef PMUCTX_TEST_H
+#define PMUCTX_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/pmuctx.h>
+
+static inline int pmuctx_dev(void)
+{
+	static int fd = -1;
+
+	if (fd < 0)
+		fd = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	return fd;
+}
+
+static inline int pmuctx_open_attr(struct pmuctx_attr *attr, int target,
+				   int group_fd, unsigned int flags)
+{
+	struct pmuctx_open_args args = {
+		.attr = (uintptr_t)attr,
+		.target = target,
+		.group_fd = group_fd,
+		.flags = flags,
+	};
+
+	return ioctl(pmuctx_dev(), PMUCTX_OPEN, &args);
+}
+
+/* A software counter; -1 with errno on failure. */
+static inline int pmuctx_open_sw(uint64_t config, uint64_t flags,
+				 uint64_t read_format, int target, int group_fd)
+{
+	struct pmuctx_attr attr = {
+		.size = sizeof(attr),
+		.type = PMUCTX_TYPE_SOFTWARE,
+		.config = config,
+		.flags = flags,
+		.read_format = read_format,
+	};
+
+	return pmuctx_open_attr(&attr, target, group_fd, PMUCTX_OPEN_CLOEXEC);
+}
+
+static inline uint64_t pmuctx_read1(int fd)
+{
+	uint64_t v = UINT64_MAX;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return UINT64_MAX;
+	return v;
+}
+
+static inline long minflt_thread(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+static inline long minflt_self_and_children(void)
+{
+	struct rusage self, kids;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return self.ru_minflt + kids.ru_minflt;
+}
+
+static inline long switches_thread(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* Fault in @pages fresh anonymous pages: exactly @pages minor faults. */
+static inline void touch_pages(int pages)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int i;
+
+	if (p == MAP_FAILED)
+		abort();
+	for (i = 0; i < pages; i++)
+		p[i * psz] = 1;
+	munmap(p, pages * psz);
+}
+
+static inline void pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		abort();
+}
+
+static inline int nr_cpus(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* The scheduler's own migration count of a task (CONFIG_SCHED_DEBUG). */
+static inline long long sched_migrations(pid_t tid)
+{
+	char path[64], line[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "se.nr_migrations : %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* voluntary + nonvoluntary context switches of a task, from /proc. */
+static inline long long proc_switches(pid_t tid)
+{
+	char path[64], line[256];
+	long long v, sum = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1) {
+			sum += v;
+			found++;
+		}
+	}
+	fclose(f);
+	return found == 2 ? sum : -1;
+}
+
+static inline void write_full(int fd, const void *buf, size_t len)
+{
+	if (write(fd, buf, len) != (ssize_t)len)
+		abort();
+}
+
+static inline void read_full(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = read(fd, (char *)buf + done, len - done);
+		if (n <= 0)
+			abort();
+		done += n;
+	}
+}
+
+#endif
