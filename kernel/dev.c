@@ -192,6 +192,8 @@ static void pmuctx_ctx_remove(struct pmuctx_counter *c)
 	list_del_init(&c->sibling_entry);
 	if (!ctx->dead)
 		pmuctx_ctx_changed(ctx);
+	if (!ctx->nr_counters)
+		pmuctx_link_queue_detach(ctx);
 	raw_spin_unlock_irq(&ctx->lock);
 	mutex_unlock(&ctx->mutex);
 }
@@ -206,7 +208,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	struct file *group = NULL;
 	struct pmuctx_attr attr;
 	struct file *file;
-	int err, fd;
+	int err, fd, tries;
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
@@ -252,18 +254,26 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	c->attr.size = sizeof(attr);
 	c->id = atomic64_inc_return(&pmuctx_next_id);
 
-	/* A member joins its leader's context, wherever swaps moved it. */
-	link = pmuctx_link_get_or_create(task);
-	if (IS_ERR(link)) {
-		err = PTR_ERR(link);
-		link = NULL;
-		goto free_counter;
+	/*
+	 * A link retired by a detach racing with us (the task's context had
+	 * just become empty) is replaced by a fresh one.
+	 */
+	for (tries = 0; tries < 3 && !ctx; tries++) {
+		if (link)
+			pmuctx_link_put(link);
+		link = pmuctx_link_get_or_create(task);
+		if (IS_ERR(link)) {
+			err = PTR_ERR(link);
+			link = NULL;
+			goto free_counter;
+		}
+		ctx = pmuctx_link_pin_ctx(link);
 	}
-	ctx = pmuctx_link_pin_ctx(link);
 	if (!ctx) {
 		err = -ESRCH;
 		goto free_counter;
 	}
+	/* A member joins its leader's context, wherever swaps moved it. */
 	if (leader && leader->ctx != ctx) {
 		pmuctx_ctx_unpin(ctx);
 		ctx = leader->ctx;
@@ -508,21 +518,26 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	st.family = ctx->family;
 	st.loads = ctx->loads;
 	st.swaps = ctx->swaps;
+	dead = ctx->dead;
 	raw_spin_unlock_irq(&ctx->lock);
 	st.tree_loads = st.loads;
 	st.tree_swaps = st.swaps;
+	if (dead)
+		st.exited_tasks++;
+	else
+		st.live_tasks++;
 
 	spin_lock(&c->child_lock);
 	st.tree_loads += c->child_loads;
 	st.tree_swaps += c->child_swaps;
-	st.exited_clones = c->exited_clones;
+	st.exited_tasks += c->exited_clones;
 	list_for_each_entry(clone, &c->children, child_entry) {
 		pmuctx_ctx_stats_add(clone->ctx, &st.tree_loads,
 				     &st.tree_swaps, &dead);
 		if (dead)
-			st.exited_clones++;
+			st.exited_tasks++;
 		else
-			st.live_clones++;
+			st.live_tasks++;
 	}
 	spin_unlock(&c->child_lock);
 	st.inherit_failed = atomic64_read(&c->inherit_failed);
@@ -553,8 +568,7 @@ static void pmuctx_tree_visit(struct pmuctx_counter *c,
 	tr->total += v;
 	if (dead) {
 		tr->exited_value += v;
-		if (c->parent)
-			tr->exited_clones++;
+		tr->exited_tasks++;
 		return;
 	}
 	if (tr->nr_entries < room) {
@@ -592,7 +606,7 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	tr.nr_entries = 0;
 	tr.total = 0;
 	tr.exited_value = 0;
-	tr.exited_clones = 0;
+	tr.exited_tasks = 0;
 
 	raw_spin_lock_irq(&c->ctx->lock);
 	pmuctx_ctx_clocks_now(c->ctx, clk);
@@ -603,7 +617,7 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	spin_lock(&c->child_lock);
 	tr.total += c->child_value;
 	tr.exited_value += c->child_value;
-	tr.exited_clones += c->exited_clones;
+	tr.exited_tasks += c->exited_clones;
 	list_for_each_entry(clone, &c->children, child_entry)
 		pmuctx_tree_visit(clone, &tr, ents, room);
 	spin_unlock(&c->child_lock);

@@ -118,7 +118,9 @@ static void pmuctx_link_register_work(struct callback_head *head)
 	struct pmuctx_link *link = container_of(head, struct pmuctx_link,
 						register_work);
 
-	if (current->flags & PF_EXITING) {
+	if (link->exited) {
+		/* Detached before it ever registered. */
+	} else if (current->flags & PF_EXITING) {
 		pmuctx_task_exited(link);
 	} else {
 		preempt_disable();
@@ -240,4 +242,75 @@ void pmuctx_ctx_unpin(struct pmuctx_context *ctx)
 	ctx->pin_count--;
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 	pmuctx_ctx_put(ctx);
+}
+
+/*
+ * Runs in the holder on its way back to user space once its context lost
+ * its last counter: unregister and free everything, so an idle task pins
+ * neither memory nor the module.  A context that got a counter again (or
+ * is pinned by an attach) stays.
+ */
+static void pmuctx_link_detach_work(struct callback_head *head)
+{
+	struct pmuctx_link *link = container_of(head, struct pmuctx_link,
+						detach_work);
+	struct pmuctx_context *ctx;
+	unsigned long flags;
+	bool empty = false;
+
+	ctx = rcu_dereference_protected(link->ctx, link->task == current);
+	if (!ctx || link->exited || (current->flags & PF_EXITING))
+		goto out;
+
+	mutex_lock(&ctx->mutex);
+	preempt_disable();
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	link->detach_queued = false;
+	if (!ctx->nr_counters && !ctx->pin_count && ctx->link == link &&
+	    rcu_access_pointer(link->ctx) == ctx) {
+		empty = true;
+		pmuctx_ctx_fold_holder(ctx, current, link);
+		if (ctx->loaded_cpu == smp_processor_id()) {
+			ctx->loaded_cpu = -1;
+			__this_cpu_write(pmuctx_loaded_ctx, NULL);
+		}
+		ctx->dead = true;
+		ctx->task = NULL;
+		ctx->link = NULL;
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	if (empty) {
+		if (link->registered)
+			preempt_notifier_unregister(&link->notifier);
+		link->registered = false;
+		RCU_INIT_POINTER(link->ctx, NULL);
+		WRITE_ONCE(link->exited, true);
+		pmuctx_link_index_del(link);
+	}
+	preempt_enable();
+	mutex_unlock(&ctx->mutex);
+	if (empty) {
+		pmuctx_ctx_put(ctx);	/* the link's */
+		pmuctx_link_put(link);	/* alive-with-task */
+	}
+out:
+	pmuctx_link_put(link);	/* the work's */
+}
+
+/* ctx->lock held: the context just lost its last counter. */
+void pmuctx_link_queue_detach(struct pmuctx_context *ctx)
+{
+	struct pmuctx_link *link = ctx->link;
+
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->dead || !link || !ctx->task || link->detach_queued)
+		return;
+	refcount_inc(&link->refs);
+	init_task_work(&link->detach_work, pmuctx_link_detach_work);
+	if (task_work_add(ctx->task, &link->detach_work, TWA_RESUME)) {
+		/* Exiting: its exit hook frees everything anyway. */
+		refcount_dec(&link->refs);
+		return;
+	}
+	link->detach_queued = true;
 }

@@ -110,8 +110,11 @@ struct pmuctx_link {
 	struct pmuctx_context __rcu *ctx;	/* changed under its ctx->lock */
 	struct hlist_node index_node;	/* pmuctx_links_lock */
 	struct callback_head register_work;	/* attach to another task */
+	struct callback_head detach_work;	/* context became empty */
+	bool detach_queued;	/* under its ctx->lock */
+	/* Written only by the task itself (hooks, task works). */
 	bool registered;	/* notifier on the task's list */
-	bool exited;
+	bool exited;		/* retired: no context, out of the index */
 	/* Written by the task's own sched_in/out under ctx->lock. */
 	u64 snap[PMUCTX_NR_CLOCKS];
 	u64 migrations_at_out;
@@ -200,6 +203,7 @@ void pmuctx_link_index_add(struct pmuctx_link *link);
 void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
 void pmuctx_ctx_unpin(struct pmuctx_context *ctx);
+void pmuctx_link_queue_detach(struct pmuctx_context *ctx);
 
 /* sched.c */
 DECLARE_PER_CPU(struct pmuctx_context *, pmuctx_loaded_ctx);

@@ -123,8 +123,8 @@ struct pmuctx_ctx_stats {
 	__u64 swaps;		/* equivalent swaps it took part in */
 	__u64 tree_loads;	/* loads over the whole family */
 	__u64 tree_swaps;	/* swaps over the whole family */
-	__u64 live_clones;	/* clones of this counter in live tasks */
-	__u64 exited_clones;	/* clones folded back at exit */
+	__u64 live_tasks;	/* live tasks holding this counter or a clone */
+	__u64 exited_tasks;	/* holders that exited (clones folded back) */
 	__u64 inherit_failed;	/* clones that could not be allocated */
 };
 
@@ -142,8 +142,8 @@ struct pmuctx_tree_read {
 	__u32 nr_entries;	/* in: room in entries; out: live clones */
 	__u64 entries;		/* pointer to struct pmuctx_tree_entry[] */
 	__u64 own_value;	/* the opened counter alone */
-	__u64 exited_value;	/* sum over exited clones */
-	__u64 exited_clones;
+	__u64 exited_value;	/* sum over instances whose holder exited */
+	__u64 exited_tasks;
 	__u64 total;		/* own + live + exited, as read() */
 };
 

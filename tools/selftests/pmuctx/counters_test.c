@@ -92,8 +92,12 @@ TEST(context_switches_follow_the_scheduler)
 	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_DISABLE, 0));
 	s1 = switches_thread();
 	v = pmuctx_read1(fd);
-	/* Every sleep switches out; a preemption just outside the window may not count. */
-	EXPECT_LE(20, v);
+	/*
+	 * A sleep whose timer fired before schedule() does not switch, so
+	 * the kernel's own count is the reference; a preemption just outside
+	 * the enabled window may be in it and not in ours.
+	 */
+	EXPECT_LE(10, v);
 	EXPECT_GE(s1 - s0, v);
 	EXPECT_LE(s1 - s0 - 2, v);
 	close(fd);
@@ -235,6 +239,7 @@ TEST(counts_another_task_by_pid_and_pidfd)
 	};
 	int go[2], done[2], fd, fd2, pfd, status;
 	long delta[2];
+	uint64_t v1;
 	pid_t pid;
 	int round;
 
@@ -246,18 +251,25 @@ TEST(counts_another_task_by_pid_and_pidfd)
 		char c;
 
 		for (round = 0; round < 2; round++) {
-			long m0, m1;
+			long m[3];
 
+			/*
+			 * The first round attaches somewhere on the way back
+			 * from read: the count lies between the two deltas.
+			 */
+			m[0] = minflt_thread();
 			read_full(go[0], &c, 1);
-			m0 = minflt_thread();
+			m[1] = minflt_thread();
 			touch_pages(30 + round * 10);
-			m1 = minflt_thread();
-			delta[round] = m1 - m0;
-			write_full(done[1], &delta[round], sizeof(long));
+			m[2] = minflt_thread();
+			delta[0] = m[2] - m[1];
+			delta[1] = m[2] - m[0];
+			write_full(done[1], delta, sizeof(delta));
 		}
 		read_full(go[0], &c, 1);
 		_exit(0);
 	}
+	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
 	fd = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, 0, 0, pid, -1);
 	ASSERT_LE(0, fd) TH_LOG("open on child: %s", strerror(errno));
 	pfd = syscall(SYS_pidfd_open, pid, 0);
@@ -266,17 +278,21 @@ TEST(counts_another_task_by_pid_and_pidfd)
 	fd2 = pmuctx_open_attr(&attr, pfd, -1, PMUCTX_OPEN_PIDFD);
 	ASSERT_LE(0, fd2) TH_LOG("open by pidfd: %s", strerror(errno));
 	write_full(go[1], "g", 1);
-	read_full(done[0], &delta[0], sizeof(long));
-	EXPECT_EQ(delta[0], pmuctx_read1(fd));
-	EXPECT_EQ(delta[0], pmuctx_read1(fd2));
+	read_full(done[0], delta, sizeof(delta));
+	v1 = pmuctx_read1(fd);
+	EXPECT_LE(delta[0], v1);
+	EXPECT_GE(delta[1], v1);
+	EXPECT_LE(30, v1);
+	EXPECT_EQ(v1, pmuctx_read1(fd2));
 	close(fd2);
+	/* Attached now: the second round is exact. */
 	write_full(go[1], "g", 1);
-	read_full(done[0], &delta[1], sizeof(long));
-	EXPECT_EQ(delta[0] + delta[1], pmuctx_read1(fd));
+	read_full(done[0], delta, sizeof(delta));
+	EXPECT_EQ(v1 + delta[1], pmuctx_read1(fd));
 	write_full(go[1], "g", 1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	/* The count outlives the task. */
-	EXPECT_EQ(delta[0] + delta[1], pmuctx_read1(fd));
+	EXPECT_EQ(v1 + delta[1], pmuctx_read1(fd));
 	close(fd);
 	close(pfd);
 }

@@ -1,18 +1,40 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Load and unload: the module must come and go cleanly, taking its device
-# node with it, as often as asked.  TAP output.
+# node with it, and must refuse to go while anything of it is in use: an
+# open counter fd, or a task still counting.  TAP output.
 ko=${PMUCTX_KO:-/lib/modules/pmuctx.ko}
+dir=$(dirname "$0")
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n $1"; }
 notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $1"; }
 check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
 
+# hold MODE: start hold_counter, wait for "ready", leave its pid in $holder
+hold() {
+	rm -f /tmp/hold.out
+	"$dir"/hold_counter "$1" > /tmp/hold.out &
+	holder=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q ready /tmp/hold.out 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q ready /tmp/hold.out
+}
+
 echo "TAP version 13"
-echo "1..6"
+echo "1..11"
 check "module is loaded" "grep -q '^pmuctx ' /proc/modules"
 check "device node exists" "[ -c /dev/pmuctx ]"
-check "rmmod succeeds" "rmmod pmuctx"
+
+check "a task keeps a counter fd open" "hold keep"
+check "rmmod is refused while a counter fd is open" "! rmmod pmuctx 2>/dev/null"
+kill $holder; wait $holder 2>/dev/null
+check "a task closed its only counter and lives on" "hold close"
+sleep 0.2
+check "rmmod succeeds once no counter is left (that task still alive)" "rmmod pmuctx"
+kill $holder; wait $holder 2>/dev/null
 check "device node is gone after unload" "[ ! -e /dev/pmuctx ] && ! grep -q '^pmuctx ' /proc/modules"
 cycles=0
 while [ $cycles -lt 5 ] && insmod "$ko" && rmmod pmuctx; do
@@ -20,5 +42,9 @@ while [ $cycles -lt 5 ] && insmod "$ko" && rmmod pmuctx; do
 done
 check "five load/unload cycles" "[ $cycles -eq 5 ]"
 check "reload leaves device node" "insmod $ko && [ -c /dev/pmuctx ]"
+check "counters work after reload" "hold keep"
+kill $holder; wait $holder 2>/dev/null
+sleep 0.2
+check "rmmod after the holder exited" "rmmod pmuctx && insmod $ko"
 echo "# Totals: pass:$((n - fail)) fail:$fail"
 [ $fail -eq 0 ]

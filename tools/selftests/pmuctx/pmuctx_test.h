@@ -159,6 +159,30 @@ static inline long long proc_switches(pid_t tid)
 	return found == 2 ? sum : -1;
 }
 
+/* Wait until @pid sleeps in the kernel function @fn (e.g. "pipe_read"). */
+static inline int wait_for_wchan(pid_t pid, const char *fn)
+{
+	char path[64], buf[64];
+	int i, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	for (i = 0; i < 5000; i++) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			return -1;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			if (!strcmp(buf, fn))
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
+
 static inline void write_full(int fd, const void *buf, size_t len)
 {
 	if (write(fd, buf, len) != (ssize_t)len)
