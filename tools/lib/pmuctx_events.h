@@ -39,12 +39,11 @@ enum pmuctx_ev_error {
 
 const char *pmuctx_ev_strerror(int err);
 
-/* Encoding handed to the kernel ABI. */
-enum pmuctx_ev_type {
-	PMUCTX_TYPE_HARDWARE = 0,	/* generic hardware event */
-	PMUCTX_TYPE_SOFTWARE = 1,	/* config: 0 task-clock .. 5 major-faults */
-	PMUCTX_TYPE_RAW = 2,		/* config: the PMU's raw event code */
-};
+/*
+ * Encoding handed to the kernel ABI: type is enum pmuctx_type from
+ * <linux/pmuctx.h> (hardware-generic, software, raw).
+ */
+#include <linux/pmuctx.h>
 
 struct pmuctx_encoding {
 	uint32_t type;

@@ -18,5 +18,7 @@ struct pmuctx_evdb *cli_evdb(struct cli *cli);
 /* Every command: argv[0] is the command name. Returns the exit status. */
 int cmd_list(struct cli *cli, int argc, char **argv);
 int cmd_check(struct cli *cli, int argc, char **argv);
+int cmd_stat(struct cli *cli, int argc, char **argv);
+int cmd_info(struct cli *cli, int argc, char **argv);
 
 #endif

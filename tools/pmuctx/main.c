@@ -23,7 +23,8 @@ struct command {
 static const struct command commands[] = {
 	{ "list", cmd_list, "list [--json] [PATTERN] | list --details EVENT" },
 	{ "check", cmd_check, "check EVENT..." },
-	/* { "stat", cmd_stat, "stat [-e EVENT]... -- COMMAND" },  (tools/pmuctx/stat.c) */
+	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT]...]... [--no-inherit] [--] COMMAND [ARGS]" },
+	{ "info", cmd_info, "info" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libpmuctx: thin wrappers over the /dev/pmuctx ioctls, with messages that
+ * say what an errno means for the call that returned it.
+ */
+#ifndef PMUCTX_ABI_H
+#define PMUCTX_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/pmuctx.h>
+
+/* The device, opened once (close-on-exec); -1 with errno set. */
+int pmuctx_device(void);
+int pmuctx_get_info(struct pmuctx_info *info);
+
+/* Open a counter; -1 with errno set. */
+int pmuctx_counter_open(const struct pmuctx_attr *attr, int target,
+			int group_fd, unsigned int flags);
+int pmuctx_counter_enable(int fd, int group);
+int pmuctx_counter_disable(int fd, int group);
+int pmuctx_counter_reset(int fd, int group);
+
+struct pmuctx_value {
+	uint64_t value, time_enabled, time_running, id, stamp;
+};
+
+/* Read a non-group counter opened with any read_format. */
+int pmuctx_counter_read(int fd, uint64_t read_format, struct pmuctx_value *v);
+int pmuctx_counter_stats(int fd, struct pmuctx_ctx_stats *st);
+
+/*
+ * Process-tree read: fills up to *nr entries, sets *nr to the live
+ * instances; -1 with errno ERANGE when more room is needed.
+ */
+int pmuctx_counter_tree(int fd, struct pmuctx_tree_read *tr,
+			struct pmuctx_tree_entry *ents, uint32_t *nr);
+
+/* What @err from pmuctx_counter_open() means, for people. */
+const char *pmuctx_open_strerror(int err);
+
+#endif

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pmuctx info: what the loaded module offers. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "pmuctx_abi.h"
+
+int cmd_info(struct cli *cli, int argc, char **argv)
+{
+	struct pmuctx_info info;
+
+	(void)cli;
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "pmuctx: usage: pmuctx info\n");
+		return 2;
+	}
+	if (pmuctx_get_info(&info)) {
+		fprintf(stderr, "pmuctx: %s\n", pmuctx_open_strerror(errno));
+		return 1;
+	}
+	printf("ABI version:      %u\n", info.abi_version);
+	printf("backend:          %s\n", info.backend);
+	printf("counters:         %u general (%u bits), %u fixed (%u bits)\n",
+	       info.nr_general, info.general_width, info.nr_fixed, info.fixed_width);
+	if (info.pmu_version)
+		printf("PMU version:      %u\n", info.pmu_version);
+	printf("features:        %s%s%s\n",
+	       info.features & PMUCTX_FEAT_SOFTWARE ? " software" : "",
+	       info.features & PMUCTX_FEAT_HARDWARE ? " hardware" : "",
+	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "");
+	if (info.hw_events[0] || info.hw_events[1])
+		printf("common events:    0x%016llx 0x%016llx\n",
+		       (unsigned long long)info.hw_events[0],
+		       (unsigned long long)info.hw_events[1]);
+	printf("software events:  %u\n", info.nr_sw_events);
+	return 0;
+}
