@@ -120,6 +120,9 @@ void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 	int i;
 
 	lockdep_assert_held(&ctx->lock);
+	/* Loaded here: the PMU can be read directly (remote: sync_hw first). */
+	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id())
+		pmuctx_hw->fold(ctx);
 	if (ctx->clocks_running && ctx->task)
 		pmuctx_holder_delta(ctx, delta);
 	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
@@ -160,6 +163,11 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 			continue;
 		pmuctx_counter_fold_into_parent(c);
 		raw_spin_lock_irq(&ctx->lock);
+		if (pmuctx_counter_is_hw(c)) {
+			ctx->slots[c->hw_idx] = NULL;
+			__clear_bit(c->hw_idx, &ctx->used_mask);
+			ctx->nr_hw--;
+		}
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);
 		ctx->nr_counters--;

@@ -22,7 +22,9 @@ struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
 	INIT_LIST_HEAD(&c->children);
 	spin_lock_init(&c->child_lock);
 	init_waitqueue_head(&c->waitq);
+	init_irq_work(&c->wake_work, pmuctx_counter_wake);
 	c->leader = c;
+	c->hw_idx = -1;
 	return c;
 }
 
@@ -36,6 +38,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	if (!refcount_dec_and_test(&c->refs))
 		return;
 	WARN_ON_ONCE(!list_empty(&c->children));
+	irq_work_sync(&c->wake_work);
+	kfree(c->samples);
 	if (c->parent)
 		pmuctx_counter_put(c->parent);
 	if (c->ctx)
@@ -46,6 +50,9 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 /* The clock reading this counter's kind accumulates. */
 static u64 pmuctx_counter_clock(const struct pmuctx_counter *c, const u64 *clk)
 {
+	/* A hardware counter is its own clock: the PMU counts only while loaded. */
+	if (pmuctx_counter_is_hw(c))
+		return c->hw_count;
 	switch (c->attr.config) {
 	case PMUCTX_SW_TASK_CLOCK:
 		return clk[PMUCTX_CLK_TIME];
@@ -124,6 +131,7 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
 	unsigned long flags;
 
+	pmuctx_ctx_sync_hw(ctx);
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	*value += pmuctx_counter_value(c, clk);
@@ -161,6 +169,7 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 	u64 clk[PMUCTX_NR_CLOCKS];
 	unsigned long flags;
 
+	pmuctx_ctx_sync_hw(ctx);
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	if (!ctx->dead) {
 		pmuctx_ctx_clocks_now(ctx, clk);
@@ -191,6 +200,7 @@ static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
 	unsigned long flags;
 
+	pmuctx_ctx_sync_hw(ctx);
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_times(c, clk, &e, &r);

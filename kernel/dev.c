@@ -5,6 +5,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
+#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -17,6 +18,11 @@
 #include "pmuctx.h"
 
 #define PMUCTX_TREE_MAX_ENTRIES	65536
+
+static bool allow_kernel;
+module_param(allow_kernel, bool, 0644);
+MODULE_PARM_DESC(allow_kernel,
+		 "let users without CAP_PERFMON count kernel mode on hardware counters");
 
 static atomic64_t pmuctx_next_id = ATOMIC64_INIT(0);
 static const struct file_operations pmuctx_counter_fops;
@@ -101,8 +107,12 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 			return -EINVAL;
 		fallthrough;
 	case PMUCTX_TYPE_RAW:
-		/* Counting in per-task contexts is software-only so far. */
-		return pmuctx_hw ? -EOPNOTSUPP : -ENODEV;
+		if (!pmuctx_hw)
+			return -ENODEV;
+		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel &&
+		    !capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -145,6 +155,14 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		err = -EINVAL;
 		goto out;
 	}
+	if (c->attr.type != PMUCTX_TYPE_SOFTWARE) {
+		err = pmuctx_hw->slot_alloc(ctx, c);
+		if (err)
+			goto out;
+		ctx->slots[c->hw_idx] = c;
+		__set_bit(c->hw_idx, &ctx->used_mask);
+		ctx->nr_hw++;
+	}
 	pmuctx_ctx_get(ctx);
 	c->ctx = ctx;
 	list_add_tail(&c->ctx_entry, &ctx->counters);
@@ -164,6 +182,8 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	pmuctx_ctx_changed(ctx);
 out:
 	raw_spin_unlock_irq(&ctx->lock);
+	if (!err && pmuctx_counter_is_hw(c))
+		pmuctx_hw_start_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
 	return err;
 }
@@ -175,9 +195,15 @@ static void pmuctx_ctx_remove(struct pmuctx_counter *c)
 	u64 clk[PMUCTX_NR_CLOCKS];
 
 	mutex_lock(&ctx->mutex);
+	pmuctx_ctx_sync_hw(ctx);
 	raw_spin_lock_irq(&ctx->lock);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_set_enabled(c, false, clk);
+	if (pmuctx_counter_is_hw(c)) {
+		ctx->slots[c->hw_idx] = NULL;
+		__clear_bit(c->hw_idx, &ctx->used_mask);
+		ctx->nr_hw--;
+	}
 	list_del_init(&c->ctx_entry);
 	ctx->nr_counters--;
 	if (pmuctx_counter_inherits(c, false))
@@ -195,6 +221,8 @@ static void pmuctx_ctx_remove(struct pmuctx_counter *c)
 	if (!ctx->nr_counters)
 		pmuctx_link_queue_detach(ctx);
 	raw_spin_unlock_irq(&ctx->lock);
+	if (pmuctx_counter_is_hw(c))
+		pmuctx_hw_stop_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
 }
 
@@ -253,6 +281,20 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	c->attr = attr;
 	c->attr.size = sizeof(attr);
 	c->id = atomic64_inc_return(&pmuctx_next_id);
+	if (attr.type != PMUCTX_TYPE_SOFTWARE) {
+		err = pmuctx_hw->event_init(c);
+		if (err)
+			goto free_counter;
+		c->period_left = attr.sample_period;
+		if (attr.sample_period) {
+			c->samples = kzalloc(sizeof(*c->samples), GFP_KERNEL);
+			if (!c->samples) {
+				err = -ENOMEM;
+				goto free_counter;
+			}
+			raw_spin_lock_init(&c->samples->lock);
+		}
+	}
 
 	/*
 	 * A link retired by a detach racing with us (the task's context had
@@ -635,6 +677,49 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	return ret;
 }
 
+/* Take the oldest samples out of the ring. */
+static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
+				 struct pmuctx_samples_read __user *ureq)
+{
+	struct pmuctx_sample_ring *ring = c->samples;
+	struct pmuctx_samples_read req;
+	struct pmuctx_sample *buf;
+	unsigned long flags;
+	u32 usize, n = 0;
+	long ret;
+
+	if (get_user(usize, &ureq->size))
+		return -EFAULT;
+	if (usize < sizeof(req))
+		return -EINVAL;
+	ret = copy_struct_from_user(&req, sizeof(req), ureq, usize);
+	if (ret)
+		return ret;
+	if (!ring)
+		return -EINVAL;
+	req.nr = min_t(u32, req.nr, PMUCTX_SAMPLE_RING);
+	buf = kcalloc(max_t(u32, req.nr, 1), sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	raw_spin_lock_irqsave(&ring->lock, flags);
+	while (n < req.nr && ring->tail != ring->head) {
+		buf[n++] = ring->buf[ring->tail % PMUCTX_SAMPLE_RING];
+		ring->tail++;
+	}
+	req.lost = ring->lost;
+	raw_spin_unlock_irqrestore(&ring->lock, flags);
+	req.overflows = atomic64_read(&c->overflows);
+	req.size = sizeof(req);
+	ret = 0;
+	if (n && copy_to_user(u64_to_user_ptr(req.samples), buf, n * sizeof(*buf)))
+		ret = -EFAULT;
+	req.nr = n;
+	if (!ret && copy_to_user(ureq, &req, sizeof(req)))
+		ret = -EFAULT;
+	kfree(buf);
+	return ret;
+}
+
 static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 				 unsigned long arg)
 {
@@ -654,25 +739,48 @@ static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 		return pmuctx_ioctl_stats(c, uarg);
 	case PMUCTX_IOC_TREE_READ:
 		return pmuctx_ioctl_tree_read(c, uarg);
+	case PMUCTX_IOC_SAMPLES:
+		return pmuctx_ioctl_samples(c, uarg);
 	default:
 		return -ENOTTY;
 	}
 }
 
-/* Hang-up once the counted task and every clone's task are gone. */
+/*
+ * Readable while overflow samples wait in the ring; hang-up once the
+ * counted task and every clone's task are gone.
+ */
 static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
 {
 	struct pmuctx_counter *c = file->private_data;
+	__poll_t events = 0;
+	unsigned long flags;
 	bool dead, live;
 
 	poll_wait(file, &c->waitq, wait);
+	if (c->samples) {
+		raw_spin_lock_irqsave(&c->samples->lock, flags);
+		if (c->samples->head != c->samples->tail)
+			events |= EPOLLIN | EPOLLRDNORM;
+		raw_spin_unlock_irqrestore(&c->samples->lock, flags);
+	}
 	raw_spin_lock_irq(&c->ctx->lock);
 	dead = c->ctx->dead;
 	raw_spin_unlock_irq(&c->ctx->lock);
 	spin_lock(&c->child_lock);
 	live = !list_empty(&c->children);
 	spin_unlock(&c->child_lock);
-	return dead && !live ? EPOLLHUP : 0;
+	if (dead && !live)
+		events |= EPOLLHUP;
+	return events;
+}
+
+/* fcntl(F_SETFL, O_ASYNC): SIGIO (or F_SETSIG's signal) on overflow. */
+static int pmuctx_counter_fasync(int fd, struct file *file, int on)
+{
+	struct pmuctx_counter *c = file->private_data;
+
+	return fasync_helper(fd, file, on, &c->fasync);
 }
 
 static const struct file_operations pmuctx_counter_fops = {
@@ -680,6 +788,7 @@ static const struct file_operations pmuctx_counter_fops = {
 	.release = pmuctx_counter_release,
 	.read = pmuctx_counter_read,
 	.poll = pmuctx_counter_poll,
+	.fasync = pmuctx_counter_fasync,
 	.unlocked_ioctl = pmuctx_counter_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

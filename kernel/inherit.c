@@ -90,6 +90,15 @@ static void pmuctx_fork_fill(struct pmuctx_fork_alloc *fa,
 		clone->ctx = cctx;
 		pmuctx_ctx_get(cctx);
 		pmuctx_counter_set_enabled(clone, c->enabled, zero_clk);
+		if (pmuctx_counter_is_hw(c)) {
+			/* Same slots as the parent: a swap leaves the PMU as is. */
+			clone->hw_idx = c->hw_idx;
+			clone->hw_config = c->hw_config;
+			clone->period_left = c->attr.sample_period;
+			cctx->slots[c->hw_idx] = clone;
+			__set_bit(c->hw_idx, &cctx->used_mask);
+			cctx->nr_hw++;
+		}
 		if (c->leader != c) {
 			/* The leader inherits too (checked at open): find it. */
 			for (j = 0; j < i - 1; j++)
@@ -210,10 +219,8 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		raw_spin_lock_irqsave(&ctx->lock, flags);
 		if (ctx->clocks_running)
 			pmuctx_ctx_fold_holder(ctx, ctx->task, link);
-		if (ctx->loaded_cpu == smp_processor_id()) {
-			ctx->loaded_cpu = -1;
-			this_cpu_write(pmuctx_loaded_ctx, NULL);
-		}
+		if (ctx->loaded_cpu == smp_processor_id())
+			pmuctx_ctx_unload(ctx);
 		ctx->dead = true;
 		ctx->task = NULL;
 		ctx->link = NULL;

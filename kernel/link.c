@@ -270,10 +270,8 @@ static void pmuctx_link_detach_work(struct callback_head *head)
 	    rcu_access_pointer(link->ctx) == ctx) {
 		empty = true;
 		pmuctx_ctx_fold_holder(ctx, current, link);
-		if (ctx->loaded_cpu == smp_processor_id()) {
-			ctx->loaded_cpu = -1;
-			__this_cpu_write(pmuctx_loaded_ctx, NULL);
-		}
+		if (ctx->loaded_cpu == smp_processor_id())
+			pmuctx_ctx_unload(ctx);
 		ctx->dead = true;
 		ctx->task = NULL;
 		ctx->link = NULL;

@@ -11,6 +11,7 @@
 #ifndef _PMUCTX_INTERNAL_H
 #define _PMUCTX_INTERNAL_H
 
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -29,6 +30,9 @@
  * What a hardware backend tells the core about its PMU.  Filled once at
  * probe, read-only afterwards, so readers need no lock.
  */
+struct pmuctx_context;
+struct pmuctx_counter;
+
 struct pmuctx_hw_desc {
 	const char *name;
 	u32 nr_general;
@@ -39,6 +43,34 @@ struct pmuctx_hw_desc {
 	u64 hw_events[2];
 	u64 features;
 	void (*remove)(void);
+
+	/*
+	 * Counting in contexts.  event_init runs at open (process context)
+	 * and fills c->hw_config; slot_alloc picks c->hw_idx under ctx->lock.
+	 * The rest run on the CPU whose PMU holds (or gets) the context, with
+	 * IRQs off and ctx->lock held: load programs every counter of the
+	 * context, unload stops them and folds their counts, fold only folds,
+	 * program starts (@on) or stops one counter of a loaded context.
+	 */
+	int (*event_init)(struct pmuctx_counter *c);
+	int (*slot_alloc)(struct pmuctx_context *ctx, struct pmuctx_counter *c);
+	void (*load)(struct pmuctx_context *ctx);
+	void (*unload)(struct pmuctx_context *ctx);
+	void (*fold)(struct pmuctx_context *ctx);
+	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
+			bool on);
+};
+
+#define PMUCTX_MAX_HW_SLOTS	32
+
+/* Overflow samples of an original counter and its clones. */
+#define PMUCTX_SAMPLE_RING	256
+
+struct pmuctx_sample_ring {
+	raw_spinlock_t lock;	/* taken in the PMU interrupt */
+	u32 head, tail;		/* head - tail samples unread */
+	u64 lost;
+	struct pmuctx_sample buf[PMUCTX_SAMPLE_RING];
 };
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
@@ -90,6 +122,14 @@ struct pmuctx_context {
 	unsigned int nr_counters;
 	unsigned int nr_inherit;	/* counters followed by fork */
 	unsigned int nr_inherit_thread;	/* counters followed by threads only */
+	/*
+	 * The overflow demux: PMU slot -> counter.  Clones copy their
+	 * parent's slots, so equivalent contexts program the PMU the same
+	 * way and a swap can leave it running.
+	 */
+	struct pmuctx_counter *slots[PMUCTX_MAX_HW_SLOTS];
+	unsigned long used_mask;
+	unsigned int nr_hw;
 	u64 seq;		/* bumped on every load, unload, swap */
 	u64 loads;		/* full loads */
 	u64 swaps;		/* handed on, still loaded, to an equivalent task */
@@ -154,7 +194,26 @@ struct pmuctx_counter {
 	atomic64_t inherit_failed;
 
 	wait_queue_head_t waitq;	/* poll: exit, overflow */
+
+	/* Hardware counters, under ctx->lock (the interrupt takes it too). */
+	int hw_idx;		/* PMU slot, -1 for software counters */
+	u64 hw_config;		/* backend's encoding: event and filters */
+	u64 hw_count;		/* 64-bit virtual count, all time loaded */
+	u64 hw_prev;		/* raw hardware value at the last fold */
+	u64 period_left;	/* events to the next overflow sample */
+
+	/* Originals: overflow notification for the whole family. */
+	atomic64_t overflows;
+	struct pmuctx_sample_ring *samples;
+	struct fasync_struct *fasync;
+	/* Wake-ups leave the interrupt through an irq_work: no ctx->lock. */
+	struct irq_work wake_work;
 };
+
+static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
+{
+	return c->hw_idx >= 0;
+}
 
 /* context.c */
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
@@ -172,6 +231,16 @@ int pmuctx_counter_init(void);
 void pmuctx_counter_exit(void);
 void pmuctx_context_exit(void);
 extern struct workqueue_struct *pmuctx_wq;
+
+/* overflow.c */
+void pmuctx_counter_wake(struct irq_work *work);
+void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
+			       u64 n);
+void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx);
+void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
+			    struct pmuctx_counter *c);
+void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
+			     struct pmuctx_counter *c);
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
@@ -209,6 +278,7 @@ void pmuctx_link_queue_detach(struct pmuctx_context *ctx);
 DECLARE_PER_CPU(struct pmuctx_context *, pmuctx_loaded_ctx);
 extern struct preempt_ops pmuctx_preempt_ops;
 void pmuctx_sched_load_current(struct pmuctx_link *link);
+void pmuctx_ctx_unload(struct pmuctx_context *ctx);
 
 /* inherit.c: fork, exit, exec */
 int pmuctx_inherit_init(void);

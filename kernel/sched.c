@@ -26,19 +26,24 @@ static struct pmuctx_context *pmuctx_own_ctx(struct pmuctx_link *link)
 	return rcu_dereference_protected(link->ctx, link->task == current);
 }
 
-/* ctx->lock held, IRQs off, on the holder's CPU. */
+/* ctx->lock held, IRQs off, on the holder's CPU: load and unload. */
 static void pmuctx_ctx_load(struct pmuctx_context *ctx, int cpu)
 {
-	ctx->loaded_cpu = cpu;
+	/* The PMU stays stopped until the demux pointer is right. */
 	__this_cpu_write(pmuctx_loaded_ctx, ctx);
+	ctx->loaded_cpu = cpu;
+	if (ctx->nr_hw)
+		pmuctx_hw->load(ctx);
 	ctx->loads++;
 	ctx->seq++;
 }
 
-static void pmuctx_ctx_unload(struct pmuctx_context *ctx)
+void pmuctx_ctx_unload(struct pmuctx_context *ctx)
 {
 	if (ctx->loaded_cpu < 0)
 		return;
+	if (ctx->nr_hw)
+		pmuctx_hw->unload(ctx);
 	ctx->loaded_cpu = -1;
 	__this_cpu_write(pmuctx_loaded_ctx, NULL);
 	ctx->seq++;

@@ -6,10 +6,17 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitfield.h>
+#include <linux/bitops.h>
 #include <linux/errno.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/of.h>
+#include <linux/of_irq.h>
 #include <linux/of_platform.h>
+#include <linux/percpu.h>
 #include <linux/platform_device.h>
+#include <linux/ptrace.h>
+#include <asm/irq_regs.h>
 #include <asm/sysreg.h>
 #include "pmuctx.h"
 
@@ -18,12 +25,285 @@
 #define PMUVER_IMPDEF		0xf
 #define PMUVER_V3P5		0x6
 #define PMCR_N			GENMASK(15, 11)
+#define PMCR_E			BIT(0)
+#define PMCR_LC			BIT(6)	/* cycle counter overflows at 64 bits */
+#define PMEVTYPER_P		BIT(31)	/* do not count EL1 */
+#define PMEVTYPER_U		BIT(30)	/* do not count EL0 */
+#define PMEVTYPER_EVENT		GENMASK(15, 0)
+#define PMU_CYCLE_IDX		31
+#define PMU_ALL_COUNTERS	0xffffffffUL
+
+#define EVENT_SW_INCR		0x00
+#define EVENT_INST_RETIRED	0x08
+#define EVENT_CPU_CYCLES	0x11
+#define EVENT_COMMON_EXT	0x4000
+
+/* Periods stay below half the 32-bit range so no overflow goes unseen. */
+#define PMU_MAX_PERIOD		BIT_ULL(31)
+
+static int pmuv3_irq = -1;
+static DEFINE_PER_CPU(int, pmuv3_irq_cookie);
+
+static struct pmuctx_hw_desc pmuv3_desc;
+
+static u64 pmuv3_width_mask(int idx)
+{
+	return idx == PMU_CYCLE_IDX ? U64_MAX : U32_MAX;
+}
+
+static u64 pmuv3_read_counter(int idx)
+{
+	if (idx == PMU_CYCLE_IDX)
+		return read_sysreg(pmccntr_el0);
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	return read_sysreg(pmxevcntr_el0);
+}
+
+static void pmuv3_write_counter(int idx, u64 val)
+{
+	if (idx == PMU_CYCLE_IDX) {
+		write_sysreg(val, pmccntr_el0);
+		return;
+	}
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	write_sysreg(lower_32_bits(val), pmxevcntr_el0);
+}
+
+static void pmuv3_write_type(int idx, u64 config)
+{
+	if (idx == PMU_CYCLE_IDX) {
+		/* The cycle counter takes only the filter bits. */
+		write_sysreg(config & (PMEVTYPER_P | PMEVTYPER_U), pmccfiltr_el0);
+		return;
+	}
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	write_sysreg(config, pmxevtyper_el0);
+}
+
+/* The raw value that overflows after @left more events. */
+static u64 pmuv3_start_value(int idx, u64 left)
+{
+	return left ? (pmuv3_width_mask(idx) - left + 1) & pmuv3_width_mask(idx) : 0;
+}
+
+static bool pmuv3_event_supported(u32 event)
+{
+	if (event < 64)
+		return pmuv3_desc.hw_events[0] & BIT_ULL(event);
+	if (event >= EVENT_COMMON_EXT && event < EVENT_COMMON_EXT + 64)
+		return pmuv3_desc.hw_events[1] & BIT_ULL(event - EVENT_COMMON_EXT);
+	return false;
+}
+
+static int pmuv3_event_init(struct pmuctx_counter *c)
+{
+	const struct pmuctx_attr *attr = &c->attr;
+	u64 event;
+
+	if (attr->type == PMUCTX_TYPE_HARDWARE)
+		event = attr->config == PMUCTX_HW_CPU_CYCLES ?
+			EVENT_CPU_CYCLES : EVENT_INST_RETIRED;
+	else
+		event = attr->config;
+	if (event & ~(u64)PMEVTYPER_EVENT)
+		return -EINVAL;
+	if (!pmuv3_event_supported(event))
+		return -ENOENT;
+	if (attr->sample_period > PMU_MAX_PERIOD)
+		return -EINVAL;
+	c->hw_config = event;
+	if (attr->flags & PMUCTX_ATTR_EXCLUDE_KERNEL)
+		c->hw_config |= PMEVTYPER_P;
+	if (attr->flags & PMUCTX_ATTR_EXCLUDE_USER)
+		c->hw_config |= PMEVTYPER_U;
+	return 0;
+}
+
+/* CPU_CYCLES prefers the cycle counter; everything else an event counter. */
+static int pmuv3_slot_alloc(struct pmuctx_context *ctx, struct pmuctx_counter *c)
+{
+	unsigned long free = ~ctx->used_mask & GENMASK(pmuv3_desc.nr_general - 1, 0);
+
+	if ((c->hw_config & PMEVTYPER_EVENT) == EVENT_CPU_CYCLES &&
+	    !test_bit(PMU_CYCLE_IDX, &ctx->used_mask)) {
+		c->hw_idx = PMU_CYCLE_IDX;
+		return 0;
+	}
+	if (!free)
+		return -ENOSPC;
+	c->hw_idx = __ffs(free);
+	return 0;
+}
+
+static void pmuv3_start(struct pmuctx_counter *c)
+{
+	int idx = c->hw_idx;
+
+	c->hw_prev = pmuv3_start_value(idx, c->attr.sample_period ?
+				       c->period_left : 0);
+	pmuv3_write_type(idx, c->hw_config);
+	pmuv3_write_counter(idx, c->hw_prev);
+	write_sysreg(BIT(idx), pmovsclr_el0);
+	write_sysreg(BIT(idx), pmintenset_el1);
+	write_sysreg(BIT(idx), pmcntenset_el0);
+}
+
+/*
+ * Bring one counter's 64-bit count up to date; for a sampling counter,
+ * account the periods that elapsed and re-arm.  Deltas are taken modulo
+ * the counter width, so a wrap between two folds costs nothing as long as
+ * the overflow interrupt comes before a second wrap.
+ */
+static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs)
+{
+	u64 period = c->attr.sample_period, mask = pmuv3_width_mask(c->hw_idx);
+	u64 raw = pmuv3_read_counter(c->hw_idx);
+	u64 delta = (raw - c->hw_prev) & mask, n = 0;
+
+	c->hw_count += delta;
+	c->hw_prev = raw;
+	if (!period)
+		return;
+	if (delta >= c->period_left) {
+		delta -= c->period_left;
+		n = 1 + div64_u64(delta, period);
+		c->period_left = period - (delta - (n - 1) * period);
+		c->hw_prev = pmuv3_start_value(c->hw_idx, c->period_left);
+		pmuv3_write_counter(c->hw_idx, c->hw_prev);
+	} else {
+		c->period_left -= delta;
+	}
+	if (n)
+		pmuctx_counter_overflowed(c, regs, n);
+}
+
+static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs)
+{
+	unsigned long used = ctx->used_mask;
+	int idx;
+
+	write_sysreg(read_sysreg(pmovsclr_el0) & used, pmovsclr_el0);
+	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
+		if (ctx->slots[idx])
+			pmuv3_fold_one(ctx->slots[idx], regs);
+}
+
+/* Outside the interrupt a sample records where the task was in user space. */
+static void pmuv3_fold(struct pmuctx_context *ctx)
+{
+	pmuv3_fold_regs(ctx, current->mm ? task_pt_regs(current) : NULL);
+}
+
+static void pmuv3_load(struct pmuctx_context *ctx)
+{
+	unsigned long used = ctx->used_mask;
+	int idx;
+
+	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
+	isb();
+	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
+		if (ctx->slots[idx])
+			pmuv3_start(ctx->slots[idx]);
+	isb();
+}
+
+static void pmuv3_unload(struct pmuctx_context *ctx)
+{
+	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
+	isb();
+	pmuv3_fold(ctx);
+	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
+	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
+	isb();
+}
+
+static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
+			  bool on)
+{
+	int idx = c->hw_idx;
+
+	if (on) {
+		if (ctx->slots[idx] == c)
+			pmuv3_start(c);
+	} else if (!test_bit(idx, &ctx->used_mask)) {
+		write_sysreg(BIT(idx), pmcntenclr_el0);
+		write_sysreg(BIT(idx), pmintenclr_el1);
+		write_sysreg(BIT(idx), pmovsclr_el0);
+	}
+	isb();
+}
+
+/*
+ * The overflow demux: only the context loaded on this CPU can own the
+ * overflowed counters, and its slot table says which counter each one is.
+ */
+static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
+{
+	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
+	u64 ovs = read_sysreg(pmovsclr_el0);
+
+	if (!ctx) {
+		write_sysreg(ovs, pmovsclr_el0);
+		return ovs ? IRQ_HANDLED : IRQ_NONE;
+	}
+	raw_spin_lock(&ctx->lock);
+	if (ctx->loaded_cpu == smp_processor_id())
+		pmuv3_fold_regs(ctx, get_irq_regs());
+	else
+		write_sysreg(ovs, pmovsclr_el0);
+	raw_spin_unlock(&ctx->lock);
+	return IRQ_HANDLED;
+}
+
+/* Every CPU: counters off and quiet, EL0 access trapping, PMU enabled. */
+static void pmuv3_cpu_init(void *unused)
+{
+	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
+	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
+	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
+	write_sysreg(0, pmuserenr_el0);
+	write_sysreg(PMCR_E | PMCR_LC, pmcr_el0);
+	isb();
+	if (pmuv3_irq > 0)
+		enable_percpu_irq(pmuv3_irq, IRQ_TYPE_NONE);
+}
+
+static void pmuv3_cpu_stop(void *unused)
+{
+	if (pmuv3_irq > 0)
+		disable_percpu_irq(pmuv3_irq);
+	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
+	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
+	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
+	write_sysreg(0, pmcr_el0);
+	isb();
+}
+
+static void pmuv3_remove(void)
+{
+	on_each_cpu(pmuv3_cpu_stop, NULL, 1);
+	if (pmuv3_irq > 0) {
+		free_percpu_irq(pmuv3_irq, &pmuv3_irq_cookie);
+		pmuv3_irq = -1;
+	}
+}
 
 static struct pmuctx_hw_desc pmuv3_desc = {
 	.name = "armv8-pmuv3",
 	.nr_fixed = 1,			/* PMCCNTR_EL0 */
 	.fixed_width = 64,
+	.general_width = 32,
 	.features = PMUCTX_FEAT_HARDWARE,
+	.remove = pmuv3_remove,
+	.event_init = pmuv3_event_init,
+	.slot_alloc = pmuv3_slot_alloc,
+	.load = pmuv3_load,
+	.unload = pmuv3_unload,
+	.fold = pmuv3_fold,
+	.program = pmuv3_program,
 };
 
 /*
@@ -31,17 +311,11 @@ static struct pmuctx_hw_desc pmuv3_desc = {
  * owners would corrupt each other's counts, so refuse when it is bound to the
  * device-tree PMU node.
  */
-static int pmuv3_check_owner(void)
+static int pmuv3_check_owner(struct device_node *np)
 {
-	struct platform_device *pdev;
-	struct device_node *np;
+	struct platform_device *pdev = of_find_device_by_node(np);
 	int err = 0;
 
-	np = of_find_compatible_node(NULL, NULL, "arm,armv8-pmuv3");
-	if (!np)
-		return 0;
-	pdev = of_find_device_by_node(np);
-	of_node_put(np);
 	if (!pdev)
 		return 0;
 	if (pdev->dev.driver) {
@@ -53,34 +327,65 @@ static int pmuv3_check_owner(void)
 	return err;
 }
 
+/* The overflow PPI from the device tree's "arm,armv8-pmuv3" node. */
+static int pmuv3_request_irq(struct device_node *np)
+{
+	int irq, err;
+
+	irq = irq_of_parse_and_map(np, 0);
+	if (irq <= 0) {
+		pr_warn("no PMU interrupt in the device tree: counting without overflow interrupts\n");
+		return 0;
+	}
+	if (!irq_is_percpu_devid(irq)) {
+		pr_err("PMU interrupt %d is not a per-CPU interrupt\n", irq);
+		return -EINVAL;
+	}
+	err = request_percpu_irq(irq, pmuv3_handle_irq, "pmuctx", &pmuv3_irq_cookie);
+	if (err) {
+		pr_err("PMU interrupt %d is taken (%d): is another PMU driver loaded?\n",
+		       irq, err);
+		return err == -EINVAL ? -EBUSY : err;
+	}
+	pmuv3_irq = irq;
+	pmuv3_desc.features |= PMUCTX_FEAT_OVERFLOW;
+	return 0;
+}
+
 int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
 {
 	u64 dfr0 = read_sysreg(id_aa64dfr0_el1);
 	u32 pmuver = (dfr0 >> PMUVER_SHIFT) & 0xf;
+	struct device_node *np;
 	u64 ceid0, ceid1;
-	int err;
+	int err = 0;
 
 	if (pmuver == PMUVER_NONE || pmuver == PMUVER_IMPDEF)
 		return -ENODEV;
 
-	err = pmuv3_check_owner();
-	if (err)
-		return err;
+	np = of_find_compatible_node(NULL, NULL, "arm,armv8-pmuv3");
+	if (np) {
+		err = pmuv3_check_owner(np);
+		if (!err)
+			err = pmuv3_request_irq(np);
+		of_node_put(np);
+		if (err)
+			return err;
+	}
 
 	ceid0 = read_sysreg(pmceid0_el0);
 	ceid1 = read_sysreg(pmceid1_el0);
 	pmuv3_desc.pmu_version = pmuver;
 	pmuv3_desc.nr_general = FIELD_GET(PMCR_N, read_sysreg(pmcr_el0));
-	/* PMUv3p5 adds 64-bit event counters (PMCR_EL0.LP). */
-	pmuv3_desc.general_width = pmuver >= PMUVER_V3P5 ? 64 : 32;
 	/* PMCEIDn[31:0]: common events 0x00-0x3f; [63:32]: 0x4000-0x403f. */
 	pmuv3_desc.hw_events[0] = lower_32_bits(ceid0) |
 				  ((u64)lower_32_bits(ceid1) << 32);
 	pmuv3_desc.hw_events[1] = upper_32_bits(ceid0) |
 				  ((u64)upper_32_bits(ceid1) << 32);
+	on_each_cpu(pmuv3_cpu_init, NULL, 1);
 
-	pr_info("PMUv3 version %u, %u event counters + cycle counter\n",
-		pmuver, pmuv3_desc.nr_general);
+	pr_info("PMUv3 version %u, %u event counters + cycle counter, overflow irq %d\n",
+		pmuver, pmuv3_desc.nr_general, pmuv3_irq);
 	*desc = &pmuv3_desc;
 	return 0;
 }

@@ -147,6 +147,23 @@ struct pmuctx_tree_read {
 	__u64 total;		/* own + live + exited, as read() */
 };
 
+/* One overflow of a sampling counter (or of one of its clones). */
+struct pmuctx_sample {
+	__u64 ip;		/* interrupted instruction */
+	__u32 pid;		/* process (tgid) */
+	__u32 tid;
+	__u64 time;		/* CLOCK_MONOTONIC, ns */
+	__u64 id;		/* counter id */
+};
+
+struct pmuctx_samples_read {
+	__u32 size;		/* in: sizeof the caller's struct */
+	__u32 nr;		/* in: room in samples; out: samples copied */
+	__u64 samples;		/* pointer to struct pmuctx_sample[] */
+	__u64 lost;		/* samples dropped because the ring was full */
+	__u64 overflows;	/* overflows so far, over the whole family */
+};
+
 #define PMUCTX_INFO		_IOWR(PMUCTX_IOC_MAGIC, 0x00, struct pmuctx_info)
 #define PMUCTX_OPEN		_IOW(PMUCTX_IOC_MAGIC, 0x01, struct pmuctx_open_args)
 
@@ -156,5 +173,6 @@ struct pmuctx_tree_read {
 #define PMUCTX_IOC_ID		_IOR(PMUCTX_IOC_MAGIC, 0x13, __u64)
 #define PMUCTX_IOC_STATS	_IOWR(PMUCTX_IOC_MAGIC, 0x14, struct pmuctx_ctx_stats)
 #define PMUCTX_IOC_TREE_READ	_IOWR(PMUCTX_IOC_MAGIC, 0x15, struct pmuctx_tree_read)
+#define PMUCTX_IOC_SAMPLES	_IOWR(PMUCTX_IOC_MAGIC, 0x16, struct pmuctx_samples_read)
 
 #endif /* _UAPI_LINUX_PMUCTX_H */

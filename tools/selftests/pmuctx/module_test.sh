@@ -23,6 +23,17 @@ hold() {
 	grep -q ready /tmp/hold.out
 }
 
+# Module references of exited tasks are dropped after an RCU grace period.
+rmmod_settled() {
+	i=0
+	while [ $i -lt 20 ]; do
+		rmmod pmuctx 2>/dev/null && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	return 1
+}
+
 echo "TAP version 13"
 echo "1..11"
 check "module is loaded" "grep -q '^pmuctx ' /proc/modules"
@@ -33,7 +44,7 @@ check "rmmod is refused while a counter fd is open" "! rmmod pmuctx 2>/dev/null"
 kill $holder; wait $holder 2>/dev/null
 check "a task closed its only counter and lives on" "hold close"
 sleep 0.2
-check "rmmod succeeds once no counter is left (that task still alive)" "rmmod pmuctx"
+check "rmmod succeeds once no counter is left (that task still alive)" "rmmod_settled"
 kill $holder; wait $holder 2>/dev/null
 check "device node is gone after unload" "[ ! -e /dev/pmuctx ] && ! grep -q '^pmuctx ' /proc/modules"
 cycles=0
@@ -45,6 +56,6 @@ check "reload leaves device node" "insmod $ko && [ -c /dev/pmuctx ]"
 check "counters work after reload" "hold keep"
 kill $holder; wait $holder 2>/dev/null
 sleep 0.2
-check "rmmod after the holder exited" "rmmod pmuctx && insmod $ko"
+check "rmmod after the holder exited" "rmmod_settled && insmod $ko"
 echo "# Totals: pass:$((n - fail)) fail:$fail"
 [ $fail -eq 0 ]

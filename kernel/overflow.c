@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overflow handling shared by the hardware backends: counting overflows,
+ * recording samples, notifying the owner; and bringing a context's
+ * hardware counts up to date from another CPU.
+ *
+ * The backend's interrupt handler finds the counter through the context
+ * loaded on its CPU (ctx->slots[idx]) and calls pmuctx_counter_overflowed()
+ * with that context's lock held and IRQs off.
+ */
+#include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/ktime.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/smp.h>
+#include "pmuctx.h"
+
+/* irq_work: the interrupt may not take the waitqueue lock under ctx->lock. */
+void pmuctx_counter_wake(struct irq_work *work)
+{
+	struct pmuctx_counter *c = container_of(work, struct pmuctx_counter,
+						wake_work);
+
+	wake_up_all(&c->waitq);
+	kill_fasync(&c->fasync, SIGIO, POLL_IN);
+}
+
+static void pmuctx_record_sample(struct pmuctx_counter *orig,
+				 struct pt_regs *regs)
+{
+	struct pmuctx_sample_ring *ring = orig->samples;
+	struct pmuctx_sample *s;
+
+	if (!ring)
+		return;
+	raw_spin_lock(&ring->lock);
+	if (ring->head - ring->tail >= PMUCTX_SAMPLE_RING) {
+		ring->lost++;
+	} else {
+		s = &ring->buf[ring->head % PMUCTX_SAMPLE_RING];
+		s->ip = regs ? instruction_pointer(regs) : 0;
+		s->pid = task_tgid_nr(current);
+		s->tid = task_pid_nr(current);
+		s->time = ktime_get_ns();
+		s->id = orig->id;
+		ring->head++;
+	}
+	raw_spin_unlock(&ring->lock);
+}
+
+/*
+ * @n periods of @c elapsed (more than one when the interrupt came late).
+ * PMU interrupt, ctx->lock held.  A disabled counter's hardware keeps
+ * running while its context is loaded; its overflows are not reported.
+ */
+void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
+			       u64 n)
+{
+	struct pmuctx_counter *orig = c->parent ?: c;
+
+	if (!c->enabled || !n)
+		return;
+	atomic64_add(n, &orig->overflows);
+	pmuctx_record_sample(orig, regs);
+	irq_work_queue(&orig->wake_work);
+}
+
+static void pmuctx_sync_ipi(void *info)
+{
+	struct pmuctx_context *ctx = info;
+
+	raw_spin_lock(&ctx->lock);
+	if (ctx->loaded_cpu == smp_processor_id())
+		pmuctx_hw->fold(ctx);
+	raw_spin_unlock(&ctx->lock);
+}
+
+/*
+ * Fold the live hardware counts of @ctx, wherever it is loaded, so that the
+ * caller's read under ctx->lock is current.  Process context; the caller
+ * holds a reference.  A context that moves meanwhile was folded by its
+ * unload; a swap keeps it on the same CPU.
+ */
+void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx)
+{
+	int cpu;
+
+	if (!pmuctx_hw || !READ_ONCE(ctx->nr_hw))
+		return;
+	cpu = READ_ONCE(ctx->loaded_cpu);
+	if (cpu >= 0)
+		smp_call_function_single(cpu, pmuctx_sync_ipi, ctx, 1);
+}
+
+struct pmuctx_program_req {
+	struct pmuctx_context *ctx;
+	struct pmuctx_counter *c;
+	bool on;
+};
+
+static void pmuctx_program_ipi(void *info)
+{
+	struct pmuctx_program_req *req = info;
+	struct pmuctx_context *ctx = req->ctx;
+
+	raw_spin_lock(&ctx->lock);
+	if (ctx->loaded_cpu == smp_processor_id())
+		pmuctx_hw->program(ctx, req->c, req->on);
+	raw_spin_unlock(&ctx->lock);
+}
+
+static void pmuctx_hw_program_remote(struct pmuctx_context *ctx,
+				     struct pmuctx_counter *c, bool on)
+{
+	struct pmuctx_program_req req = { ctx, c, on };
+	int cpu = READ_ONCE(ctx->loaded_cpu);
+
+	if (cpu >= 0)
+		smp_call_function_single(cpu, pmuctx_program_ipi, &req, 1);
+}
+
+/* A hardware counter joined a context that may be loaded: start it there. */
+void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
+			     struct pmuctx_counter *c)
+{
+	pmuctx_hw_program_remote(ctx, c, true);
+}
+
+/* ...or left one: stop its slot (the next unload would anyway). */
+void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
+			    struct pmuctx_counter *c)
+{
+	pmuctx_hw_program_remote(ctx, c, false);
+}

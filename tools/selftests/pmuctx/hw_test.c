@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hardware counters (arm64 PMUv3 in QEMU): exact instruction counts under
+ * -icount, 64-bit extension of 32-bit counters, inheritance, overflow
+ * demux through the loaded context, notification, and no leak to EL0.
+ */
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "pmuctx_test.h"
+#include "kselftest_harness.h"
+
+#define INST_RETIRED	0x08
+#define CPU_CYCLES	0x11
+
+#if defined(__aarch64__)
+/* Exactly 2 * n instructions (n >= 1). */
+static __attribute__((noinline)) void run_loop(unsigned long n)
+{
+	asm volatile("1:	subs	%0, %0, #1\n"
+		     "	b.ne	1b\n" : "+r"(n) : : "cc");
+}
+#else
+static void run_loop(unsigned long n)
+{
+	(void)n;
+}
+#endif
+
+static bool have_pmu(void)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+
+	return !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
+	       (info.features & PMUCTX_FEAT_HARDWARE);
+}
+
+/* Exact counts need -icount and one vCPU: icount is global to all vCPUs. */
+static bool exact(void)
+{
+	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
+}
+
+static int open_raw(uint64_t event, uint64_t flags, uint64_t period, int target)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RAW,
+		.config = event,
+		.flags = flags,
+		.sample_period = period,
+	};
+
+	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+/* User-mode instructions of enable, a loop of n, disable. */
+static uint64_t count_loop(int fd, unsigned long n)
+{
+	ioctl(fd, PMUCTX_IOC_RESET, 0);
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	run_loop(n);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	return pmuctx_read1(fd);
+}
+
+TEST(user_instructions_are_exact)
+{
+	uint64_t base1, base2, big;
+	int fd;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	base1 = count_loop(fd, 1);
+	base2 = count_loop(fd, 1);
+	big = count_loop(fd, 1000001);
+	/* The fixed part: returning from one ioctl and calling the next. */
+	TH_LOG("fixed user instructions around the loop: %llu",
+	       (unsigned long long)(base1 - 2));
+	EXPECT_EQ(base1, base2);
+	EXPECT_GT(100, base1);
+	EXPECT_EQ(2000000, big - base1);
+	close(fd);
+}
+
+TEST(kernel_and_user_filters)
+{
+	uint64_t u, k;
+	int fu, fk;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	fu = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fk = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_USER, 0, 0);
+	ASSERT_LE(0, fu);
+	ASSERT_LE(0, fk);
+	u = count_loop(fu, 100000);
+	k = count_loop(fk, 100000);
+	EXPECT_LE(200000, u);
+	EXPECT_GT(200000, k) TH_LOG("kernel-only counted the user loop: %llu", (unsigned long long)k);
+	EXPECT_LT(0, k);
+	close(fu);
+	close(fk);
+}
+
+TEST(counts_extend_past_32_bits)
+{
+	const unsigned long n = (1UL << 31) + 12345;	/* 2^32 + 24690 instructions */
+	uint64_t base, v;
+	int fd;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	base = count_loop(fd, 1);
+	v = count_loop(fd, n);
+	EXPECT_EQ(2 * n, v - base + 2) TH_LOG("counted %llu", (unsigned long long)v);
+	close(fd);
+}
+
+/* Parent and children each run a known loop; user-mode only. */
+static uint64_t family_count(struct __test_metadata *_metadata, unsigned long scale)
+{
+	int fd, i, status;
+	uint64_t v;
+	pid_t pid;
+
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_INHERIT |
+		      PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	EXPECT_LE(0, fd);
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	for (i = 0; i < 4; i++) {
+		pid = fork();
+		if (!pid) {
+			run_loop(1 + scale * (i + 1));
+			syscall(SYS_exit_group, 0);
+		}
+		waitpid(pid, &status, 0);
+	}
+	run_loop(1 + scale * 7);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	v = pmuctx_read1(fd);
+	close(fd);
+	return v;
+}
+
+TEST(inherited_instructions_sum_exactly)
+{
+	uint64_t base, v;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	base = family_count(_metadata, 0);
+	EXPECT_EQ(base, family_count(_metadata, 0));
+	v = family_count(_metadata, 100000);
+	/* 2 * 100000 * (1 + 2 + 3 + 4 children, 7 for the parent) */
+	EXPECT_EQ(2ULL * 100000 * 17, v - base);
+}
+
+/* Ping-pong on one CPU between two tasks with their own sampling counters. */
+struct side {
+	uint64_t value, overflows, samples, foreign;
+};
+
+static void sampling_side(int in, int out, unsigned long period, int rounds,
+			  unsigned long loop, struct side *res)
+{
+	struct pmuctx_sample buf[256];
+	struct pmuctx_samples_read sr;
+	char c = 'x';
+	int fd, i;
+
+	memset(res, 0, sizeof(*res));
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
+	if (fd < 0)
+		return;
+	for (i = 0; i < rounds; i++) {
+		if (in >= 0)
+			read_full(in, &c, 1);
+		run_loop(loop);
+		write_full(out, &c, 1);
+	}
+	res->value = pmuctx_read1(fd);
+	do {
+		memset(&sr, 0, sizeof(sr));
+		sr.size = sizeof(sr);
+		sr.nr = 256;
+		sr.samples = (uintptr_t)buf;
+		if (ioctl(fd, PMUCTX_IOC_SAMPLES, &sr))
+			break;
+		res->overflows = sr.overflows;
+		res->samples += sr.nr;
+		for (i = 0; i < (int)sr.nr; i++)
+			if (buf[i].tid != (uint32_t)gettid())
+				res->foreign++;
+	} while (sr.nr);
+	close(fd);
+}
+
+TEST(overflow_demux_per_context)
+{
+	const unsigned long p1 = 1UL << 23, p2 = 3UL << 22;
+	const int rounds = 40;
+	int a[2], b[2], res[2], status;
+	struct side me, kid;
+	pid_t pid;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	ASSERT_EQ(0, pipe(res));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct side s;
+
+		sampling_side(a[0], b[1], p2, rounds, 700000, &s);
+		write_full(res[1], &s, sizeof(s));
+		_exit(0);
+	}
+	{
+		struct pmuctx_sample buf[256];
+		struct pmuctx_samples_read sr;
+		char c = 'x';
+		int fd, i;
+
+		memset(&me, 0, sizeof(me));
+		fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, p1, 0);
+		ASSERT_LE(0, fd);
+		for (i = 0; i < rounds; i++) {
+			run_loop(500000);
+			write_full(a[1], &c, 1);
+			read_full(b[0], &c, 1);
+		}
+		me.value = pmuctx_read1(fd);
+		do {
+			memset(&sr, 0, sizeof(sr));
+			sr.size = sizeof(sr);
+			sr.nr = 256;
+			sr.samples = (uintptr_t)buf;
+			ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+			me.overflows = sr.overflows;
+			me.samples += sr.nr;
+			for (i = 0; i < (int)sr.nr; i++)
+				if (buf[i].tid != (uint32_t)gettid())
+					me.foreign++;
+		} while (sr.nr);
+		close(fd);
+	}
+	read_full(res[0], &kid, sizeof(kid));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	TH_LOG("parent: %llu instructions, %llu overflows of %lu; child: %llu, %llu of %lu",
+	       (unsigned long long)me.value, (unsigned long long)me.overflows, p1,
+	       (unsigned long long)kid.value, (unsigned long long)kid.overflows, p2);
+	EXPECT_LE(me.value / p1 - 1, me.overflows);
+	EXPECT_GE(me.value / p1 + 1, me.overflows);
+	EXPECT_LE(kid.value / p2 - 1, kid.overflows);
+	EXPECT_GE(kid.value / p2 + 1, kid.overflows);
+	EXPECT_LE(2 * 500000ULL * rounds, me.value);
+	EXPECT_LE(2 * 700000ULL * rounds, kid.value);
+	EXPECT_EQ(me.overflows, me.samples);
+	EXPECT_EQ(kid.overflows, kid.samples);
+	EXPECT_EQ(0, me.foreign);
+	EXPECT_EQ(0, kid.foreign);
+}
+
+static volatile sig_atomic_t sigs;
+
+static void on_sig(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	sigs++;
+}
+
+TEST(overflow_signals_and_poll)
+{
+	struct sigaction sa = { .sa_sigaction = on_sig, .sa_flags = SA_SIGINFO };
+	struct pollfd p;
+	int fd;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	/* Cycles: the cycle counter overflows on time even in QEMU. */
+	fd = open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL,
+		      1 << 20, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
+	ASSERT_EQ(0, fcntl(fd, F_SETSIG, SIGRTMIN + 1));
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, O_ASYNC));
+	p.fd = fd;
+	p.events = POLLIN;
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	run_loop(5UL << 20);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	usleep(10000);
+	EXPECT_LE(1, sigs);
+	EXPECT_EQ(1, poll(&p, 1, 1000));
+	EXPECT_TRUE(p.revents & POLLIN);
+	close(fd);
+}
+
+TEST(hardware_counters_swap_like_software_ones)
+{
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], fd, i, status;
+	char c = 'x';
+	pid_t pid;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < 1000; i++) {
+			read_full(a[0], &c, 1);
+			run_loop(1000);
+			write_full(b[1], &c, 1);
+		}
+		syscall(SYS_exit_group, 0);
+	}
+	for (i = 0; i < 1000; i++) {
+		write_full(a[1], &c, 1);
+		read_full(b[0], &c, 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	memset(&st, 0, sizeof(st));
+	st.size = sizeof(st);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_STATS, &st));
+	TH_LOG("swaps %llu loads %llu", (unsigned long long)st.tree_swaps,
+	       (unsigned long long)st.tree_loads);
+	EXPECT_LE(1500, st.tree_swaps);
+	EXPECT_GT(st.tree_swaps / 10, st.tree_loads);
+	EXPECT_LE(2 * 1000 * 1000, pmuctx_read1(fd));
+	close(fd);
+}
+
+static sigjmp_buf trap_jmp;
+
+static void on_sigill(int sig)
+{
+	(void)sig;
+	siglongjmp(trap_jmp, 1);
+}
+
+/* EL0 access stays off: no task can read the PMU, its own or another's. */
+static int el0_read_traps(void)
+{
+#if defined(__aarch64__)
+	struct sigaction sa = { .sa_handler = on_sigill };
+	uint64_t v = 0;
+
+	sigaction(SIGILL, &sa, NULL);
+	if (sigsetjmp(trap_jmp, 1))
+		return 1;
+	asm volatile("mrs %0, pmevcntr0_el0" : "=r"(v));
+	if (sigsetjmp(trap_jmp, 1))
+		return 1;
+	asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+	(void)v;
+	return 0;
+#else
+	return 1;
+#endif
+}
+
+TEST(el0_pmu_access_traps)
+{
+	int fd;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	EXPECT_EQ(1, el0_read_traps());
+	/* Even with a counter running in our own context. */
+	fd = open_raw(CPU_CYCLES, 0, 0, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(1, el0_read_traps());
+	close(fd);
+}
+
+TEST(hardware_errors)
+{
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	EXPECT_EQ(-1, open_raw(0x1234, 0, 0, 0));	/* not in PMCEID */
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, open_raw(0x10000, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, open_raw(CPU_CYCLES, 0, (1ULL << 31) + 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(runs_out_of_counters)
+{
+	int fds[8], i, n = 0;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	/* 6 event counters: the seventh non-cycle event has no room. */
+	for (i = 0; i < 7; i++) {
+		fds[i] = open_raw(0x00 /* SW_INCR */, PMUCTX_ATTR_DISABLED, 0, 0);
+		if (fds[i] >= 0)
+			n++;
+	}
+	EXPECT_EQ(6, n);
+	EXPECT_EQ(-1, fds[6]);
+	EXPECT_EQ(ENOSPC, errno);
+	for (i = 0; i < 7; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+TEST_HARNESS_MAIN
