@@ -3,6 +3,7 @@
  * Planted bugs, compiled only into test builds (PMUCTX_PLANT=1, see
  * Documentation/testing.rst).  Each one must make the VM lane that is meant
  * to catch it fail; a lane that stays green with a planted bug is broken.
+ * plant=a,b,... plants several in one boot, in that order.
  *
  *	warn		WARN_ON					every lane
  *	lock-inversion	AB-BA mutex order			lockdep
@@ -30,7 +31,7 @@
 static char *plant = "";
 module_param(plant, charp, 0444);
 MODULE_PARM_DESC(plant,
-		 "test builds only: bug to plant at load (warn, lock-inversion, atomic-sleep, oob, uaf, leak, race)");
+		 "test builds only: bugs to plant at load, comma-separated (warn, lock-inversion, atomic-sleep, oob, uaf, leak, race)");
 
 static void plant_warn(void)
 {
@@ -155,19 +156,28 @@ static const struct {
 	{ "race", plant_race },
 };
 
+/* plant=a,b,c plants each named bug in turn. */
 int pmuctx_plant_bugs(void)
 {
-	size_t i;
+	const char *s = plant;
+	size_t i, len;
 
-	if (!plant[0])
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(plants); i++) {
-		if (!strcmp(plant, plants[i].name)) {
-			pr_info("planting bug '%s'\n", plant);
-			plants[i].fn();
-			return 0;
+	while (*s) {
+		len = strchrnul(s, ',') - s;
+		for (i = 0; i < ARRAY_SIZE(plants); i++) {
+			if (strlen(plants[i].name) == len &&
+			    !strncmp(s, plants[i].name, len))
+				break;
 		}
+		if (i == ARRAY_SIZE(plants)) {
+			pr_err("unknown bug to plant '%.*s'\n", (int)len, s);
+			return -EINVAL;
+		}
+		pr_info("planting bug '%s'\n", plants[i].name);
+		plants[i].fn();
+		s += len;
+		if (*s == ',')
+			s++;
 	}
-	pr_err("unknown bug to plant '%s'\n", plant);
-	return -EINVAL;
+	return 0;
 }
