@@ -79,7 +79,8 @@ void pmuctx_ctx_changed(struct pmuctx_context *ctx)
  */
 bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b)
 {
-	if (a->pin_count || b->pin_count || a->dead || b->dead)
+	if (a->pin_count || b->pin_count || a->dead || b->dead ||
+	    a->nr_mapped || b->nr_mapped)
 		return false;
 	if (a->family && a->family == b->family)
 		return true;
@@ -121,8 +122,10 @@ void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 
 	lockdep_assert_held(&ctx->lock);
 	/* Loaded here: the PMU can be read directly (remote: sync_hw first). */
-	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id())
+	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id()) {
 		pmuctx_hw->fold(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
 	if (ctx->clocks_running && ctx->task)
 		pmuctx_holder_delta(ctx, delta);
 	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
@@ -163,6 +166,8 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 			continue;
 		pmuctx_counter_fold_into_parent(c);
 		raw_spin_lock_irq(&ctx->lock);
+		if (c->user_page)
+			ctx->nr_mapped--;
 		if (pmuctx_counter_is_hw(c)) {
 			ctx->slots[c->hw_idx] = NULL;
 			__clear_bit(c->hw_idx, &ctx->used_mask);

@@ -40,6 +40,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	WARN_ON_ONCE(!list_empty(&c->children));
 	irq_work_sync(&c->wake_work);
 	kfree(c->samples);
+	if (c->user_page)
+		__free_page(c->user_page);
 	if (c->parent)
 		pmuctx_counter_put(c->parent);
 	if (c->ctx)
@@ -174,6 +176,7 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 	if (!ctx->dead) {
 		pmuctx_ctx_clocks_now(ctx, clk);
 		pmuctx_counter_set_enabled(c, on, clk);
+		pmuctx_ctx_update_user_pages(ctx);
 	}
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
@@ -205,6 +208,7 @@ static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
 	pmuctx_counter_rebase(c, 0, e, clk);
+	pmuctx_ctx_update_user_pages(ctx);
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 

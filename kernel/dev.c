@@ -9,6 +9,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched/task.h>
@@ -204,6 +205,8 @@ static void pmuctx_ctx_remove(struct pmuctx_counter *c)
 		__clear_bit(c->hw_idx, &ctx->used_mask);
 		ctx->nr_hw--;
 	}
+	if (c->user_page)
+		ctx->nr_mapped--;
 	list_del_init(&c->ctx_entry);
 	ctx->nr_counters--;
 	if (pmuctx_counter_inherits(c, false))
@@ -775,6 +778,87 @@ static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
 	return events;
 }
 
+/* The instance of @c that counts in @ctx: the counter or one of its clones. */
+static struct pmuctx_counter *pmuctx_instance_in(struct pmuctx_context *ctx,
+						 struct pmuctx_counter *c)
+{
+	struct pmuctx_counter *x;
+
+	list_for_each_entry(x, &ctx->counters, ctx_entry)
+		if (x == c || x->parent == c)
+			return x;
+	return NULL;
+}
+
+/*
+ * Map the self-read page of the caller's own instance of this counter (its
+ * clone, in an inherited child).  From then on the caller's context does
+ * not swap: the page describes that context and no other.
+ */
+static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pmuctx_counter *c = file->private_data, *inst;
+	struct page *page, *spare;
+	struct pmuctx_context *ctx;
+	struct pmuctx_link *link;
+	int err = 0;
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & VM_WRITE)
+		return -EPERM;
+	if (!pmuctx_counter_is_hw(c) || !pmuctx_hw->counter_width)
+		return -ENODEV;
+	link = pmuctx_link_lookup(current);
+	if (!link)
+		return -EINVAL;
+	ctx = pmuctx_link_pin_ctx(link);
+	if (!ctx) {
+		pmuctx_link_put(link);
+		return -ESRCH;
+	}
+	spare = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	if (!spare) {
+		err = -ENOMEM;
+		goto unpin;
+	}
+
+	mutex_lock(&ctx->mutex);
+	raw_spin_lock_irq(&ctx->lock);
+	inst = pmuctx_instance_in(ctx, c);
+	if (!inst) {
+		err = -EINVAL;
+	} else if (!inst->user_page) {
+		inst->user_page = spare;
+		spare = NULL;
+		ctx->nr_mapped++;
+		/* Reload to grant EL0 access, which only mapped contexts get. */
+		if (ctx->loaded_cpu == smp_processor_id()) {
+			pmuctx_hw->unload(ctx);
+			pmuctx_hw->load(ctx);
+		}
+		pmuctx_ctx_update_user_pages(ctx);
+	}
+	page = inst ? inst->user_page : NULL;
+	if (page)
+		get_page(page);
+	raw_spin_unlock_irq(&ctx->lock);
+	mutex_unlock(&ctx->mutex);
+
+	if (page) {
+		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+		vma->vm_flags &= ~VM_MAYWRITE;
+		err = vm_insert_page(vma, vma->vm_start, page);
+		put_page(page);
+	}
+	if (spare)
+		__free_page(spare);
+unpin:
+	pmuctx_ctx_unpin(ctx);
+	pmuctx_link_put(link);
+	return err;
+}
+
 /* fcntl(F_SETFL, O_ASYNC): SIGIO (or F_SETSIG's signal) on overflow. */
 static int pmuctx_counter_fasync(int fd, struct file *file, int on)
 {
@@ -789,6 +873,7 @@ static const struct file_operations pmuctx_counter_fops = {
 	.read = pmuctx_counter_read,
 	.poll = pmuctx_counter_poll,
 	.fasync = pmuctx_counter_fasync,
+	.mmap = pmuctx_counter_mmap,
 	.unlocked_ioctl = pmuctx_counter_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = no_llseek,

@@ -272,8 +272,10 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 			changed = true;
 		}
 	}
-	if (changed)
+	if (changed) {
 		pmuctx_ctx_changed(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 

@@ -11,6 +11,7 @@
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
+#include <linux/mm.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
@@ -71,8 +72,10 @@ static void pmuctx_sync_ipi(void *info)
 	struct pmuctx_context *ctx = info;
 
 	raw_spin_lock(&ctx->lock);
-	if (ctx->loaded_cpu == smp_processor_id())
+	if (ctx->loaded_cpu == smp_processor_id()) {
 		pmuctx_hw->fold(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
 	raw_spin_unlock(&ctx->lock);
 }
 
@@ -132,4 +135,37 @@ void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
 			    struct pmuctx_counter *c)
 {
 	pmuctx_hw_program_remote(ctx, c, false);
+}
+
+/*
+ * Rewrite the self-read pages of a context's mapped counters after any
+ * change of what they describe: load, unload, fold, enable, disable,
+ * reset.  ctx->lock held.  The reader is the holder itself: the index is
+ * valid only while the context is loaded on the CPU it runs on, and a
+ * migration or reload in the middle of its read changes @lock.
+ */
+void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
+{
+	struct pmuctx_mmap_page *p;
+	struct pmuctx_counter *c;
+	bool loaded;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->nr_mapped)
+		return;
+	loaded = ctx->loaded_cpu == raw_smp_processor_id() && !ctx->dead;
+	list_for_each_entry(c, &ctx->counters, ctx_entry) {
+		if (!c->user_page)
+			continue;
+		p = page_address(c->user_page);
+		WRITE_ONCE(p->lock, p->lock + 1);
+		smp_wmb();
+		p->version = 1;
+		p->width = pmuctx_hw->counter_width(c->hw_idx);
+		p->prev = c->hw_prev;
+		p->offset = c->base + c->hw_count - c->snap;
+		p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
+		smp_wmb();
+		WRITE_ONCE(p->lock, p->lock + 1);
+	}
 }

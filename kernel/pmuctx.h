@@ -59,6 +59,7 @@ struct pmuctx_hw_desc {
 	void (*fold)(struct pmuctx_context *ctx);
 	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			bool on);
+	u32 (*counter_width)(int idx);
 };
 
 #define PMUCTX_MAX_HW_SLOTS	32
@@ -130,6 +131,11 @@ struct pmuctx_context {
 	struct pmuctx_counter *slots[PMUCTX_MAX_HW_SLOTS];
 	unsigned long used_mask;
 	unsigned int nr_hw;
+	/*
+	 * Counters mapped for self-reads: their pages describe this context
+	 * to the task that mapped them, so it never swaps (ctx->lock).
+	 */
+	unsigned int nr_mapped;
 	u64 seq;		/* bumped on every load, unload, swap */
 	u64 loads;		/* full loads */
 	u64 swaps;		/* handed on, still loaded, to an equivalent task */
@@ -208,6 +214,9 @@ struct pmuctx_counter {
 	struct fasync_struct *fasync;
 	/* Wake-ups leave the interrupt through an irq_work: no ctx->lock. */
 	struct irq_work wake_work;
+
+	/* Self-read page of this instance (ctx->lock to update). */
+	struct page *user_page;
 };
 
 static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
@@ -241,6 +250,7 @@ void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
 			    struct pmuctx_counter *c);
 void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
 			     struct pmuctx_counter *c);
+void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);

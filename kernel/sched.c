@@ -34,6 +34,7 @@ static void pmuctx_ctx_load(struct pmuctx_context *ctx, int cpu)
 	ctx->loaded_cpu = cpu;
 	if (ctx->nr_hw)
 		pmuctx_hw->load(ctx);
+	pmuctx_ctx_update_user_pages(ctx);
 	ctx->loads++;
 	ctx->seq++;
 }
@@ -46,6 +47,7 @@ void pmuctx_ctx_unload(struct pmuctx_context *ctx)
 		pmuctx_hw->unload(ctx);
 	ctx->loaded_cpu = -1;
 	__this_cpu_write(pmuctx_loaded_ctx, NULL);
+	pmuctx_ctx_update_user_pages(ctx);
 	ctx->seq++;
 }
 

@@ -31,6 +31,8 @@
 #define PMEVTYPER_U		BIT(30)	/* do not count EL0 */
 #define PMEVTYPER_EVENT		GENMASK(15, 0)
 #define PMU_CYCLE_IDX		31
+#define PMUSERENR_CR		BIT(2)	/* EL0 may read the cycle counter */
+#define PMUSERENR_ER		BIT(3)	/* EL0 may read event counters */
 #define PMU_ALL_COUNTERS	0xffffffffUL
 
 #define EVENT_SW_INCR		0x00
@@ -197,6 +199,11 @@ static void pmuv3_fold(struct pmuctx_context *ctx)
 	pmuv3_fold_regs(ctx, current->mm ? task_pt_regs(current) : NULL);
 }
 
+/*
+ * EL0 may read the counters only while a context with a mapped counter is
+ * loaded, and unload zeroes what it used: no task ever reads another's
+ * counts, and tasks without self-reads trap.
+ */
 static void pmuv3_load(struct pmuctx_context *ctx)
 {
 	unsigned long used = ctx->used_mask;
@@ -207,17 +214,30 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
 		if (ctx->slots[idx])
 			pmuv3_start(ctx->slots[idx]);
+	write_sysreg(ctx->nr_mapped ? PMUSERENR_ER | PMUSERENR_CR : 0,
+		     pmuserenr_el0);
 	isb();
 }
 
 static void pmuv3_unload(struct pmuctx_context *ctx)
 {
+	unsigned long used = ctx->used_mask;
+	int idx;
+
+	write_sysreg(0, pmuserenr_el0);
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
 	pmuv3_fold(ctx);
+	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
+		pmuv3_write_counter(idx, 0);
 	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
 	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
 	isb();
+}
+
+static u32 pmuv3_counter_width(int idx)
+{
+	return idx == PMU_CYCLE_IDX ? 64 : 32;
 }
 
 static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
@@ -250,9 +270,10 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 		return ovs ? IRQ_HANDLED : IRQ_NONE;
 	}
 	raw_spin_lock(&ctx->lock);
-	if (ctx->loaded_cpu == smp_processor_id())
+	if (ctx->loaded_cpu == smp_processor_id()) {
 		pmuv3_fold_regs(ctx, get_irq_regs());
-	else
+		pmuctx_ctx_update_user_pages(ctx);
+	} else
 		write_sysreg(ovs, pmovsclr_el0);
 	raw_spin_unlock(&ctx->lock);
 	return IRQ_HANDLED;
@@ -304,6 +325,7 @@ static struct pmuctx_hw_desc pmuv3_desc = {
 	.unload = pmuv3_unload,
 	.fold = pmuv3_fold,
 	.program = pmuv3_program,
+	.counter_width = pmuv3_counter_width,
 };
 
 /*

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pmuctx_abi.h"
@@ -108,6 +109,74 @@ int pmuctx_counter_tree(int fd, struct pmuctx_tree_read *tr,
 	ret = ioctl(fd, PMUCTX_IOC_TREE_READ, tr);
 	*nr = tr->nr_entries;
 	return ret;
+}
+
+const struct pmuctx_mmap_page *pmuctx_counter_map(int fd)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#if defined(__aarch64__)
+#define PMEVCNTR_CASE(n) \
+	case n: asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); break
+
+/* PMEVCNTR<n>_EL0 takes n as part of the register name. */
+static uint64_t pmu_read_raw(unsigned int n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	PMEVCNTR_CASE(0); PMEVCNTR_CASE(1); PMEVCNTR_CASE(2);
+	PMEVCNTR_CASE(3); PMEVCNTR_CASE(4); PMEVCNTR_CASE(5);
+	PMEVCNTR_CASE(6); PMEVCNTR_CASE(7); PMEVCNTR_CASE(8);
+	PMEVCNTR_CASE(9); PMEVCNTR_CASE(10); PMEVCNTR_CASE(11);
+	PMEVCNTR_CASE(12); PMEVCNTR_CASE(13); PMEVCNTR_CASE(14);
+	PMEVCNTR_CASE(15); PMEVCNTR_CASE(16); PMEVCNTR_CASE(17);
+	PMEVCNTR_CASE(18); PMEVCNTR_CASE(19); PMEVCNTR_CASE(20);
+	PMEVCNTR_CASE(21); PMEVCNTR_CASE(22); PMEVCNTR_CASE(23);
+	PMEVCNTR_CASE(24); PMEVCNTR_CASE(25); PMEVCNTR_CASE(26);
+	PMEVCNTR_CASE(27); PMEVCNTR_CASE(28); PMEVCNTR_CASE(29);
+	PMEVCNTR_CASE(30);
+	case 31:
+		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	}
+	return v;
+}
+#endif
+
+int pmuctx_self_read(const struct pmuctx_mmap_page *page, uint64_t *value)
+{
+#if defined(__aarch64__)
+	const volatile struct pmuctx_mmap_page *p = page;
+	uint32_t seq, idx, width;
+	uint64_t offset, prev, raw, mask;
+
+	do {
+		seq = p->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		idx = p->index;
+		width = p->width;
+		offset = p->offset;
+		prev = p->prev;
+		raw = idx ? pmu_read_raw(idx - 1) : 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || p->lock != seq);
+	if (!idx) {
+		errno = EAGAIN;
+		return -1;
+	}
+	mask = width >= 64 ? UINT64_MAX : (1ULL << width) - 1;
+	*value = offset + ((raw - prev) & mask);
+	return 0;
+#else
+	(void)page;
+	(void)value;
+	errno = EAGAIN;
+	return -1;
+#endif
 }
 
 const char *pmuctx_open_strerror(int err)

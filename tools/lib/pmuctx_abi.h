@@ -37,6 +37,15 @@ int pmuctx_counter_stats(int fd, struct pmuctx_ctx_stats *st);
 int pmuctx_counter_tree(int fd, struct pmuctx_tree_read *tr,
 			struct pmuctx_tree_entry *ents, uint32_t *nr);
 
+/*
+ * Self-reads (arm64 hardware counters): map the caller's own instance of
+ * the counter, then read it without a system call.  pmuctx_self_read()
+ * returns 0, or -1 with errno EAGAIN when the counter is not readable from
+ * here right now (disabled, or not loaded): read() the fd instead.
+ */
+const struct pmuctx_mmap_page *pmuctx_counter_map(int fd);
+int pmuctx_self_read(const struct pmuctx_mmap_page *page, uint64_t *value);
+
 /* What @err from pmuctx_counter_open() means, for people. */
 const char *pmuctx_open_strerror(int err);
 

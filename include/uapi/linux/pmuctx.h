@@ -164,6 +164,22 @@ struct pmuctx_samples_read {
 	__u64 overflows;	/* overflows so far, over the whole family */
 };
 
+/*
+ * mmap(fd, 4096, PROT_READ): a page that lets the counting task read its own
+ * hardware counter without a system call (arm64).  Retry while @lock is odd
+ * or changed; when @index is 0 the counter is not on this CPU's PMU (or is
+ * disabled): use read().  Else, with n = index - 1 (31 = the cycle counter):
+ *   value = offset + ((raw(n) - prev) & (width == 64 ? ~0 : 2^width - 1))
+ */
+struct pmuctx_mmap_page {
+	__u32 version;		/* 1 */
+	__u32 lock;		/* seqcount: odd while the kernel updates */
+	__u32 index;		/* hardware counter + 1, 0 = use read() */
+	__u32 width;		/* bits of the hardware counter */
+	__u64 offset;
+	__u64 prev;
+};
+
 #define PMUCTX_INFO		_IOWR(PMUCTX_IOC_MAGIC, 0x00, struct pmuctx_info)
 #define PMUCTX_OPEN		_IOW(PMUCTX_IOC_MAGIC, 0x01, struct pmuctx_open_args)
 

@@ -350,6 +350,129 @@ TEST(hardware_counters_swap_like_software_ones)
 	close(fd);
 }
 
+static const struct pmuctx_mmap_page *map_counter(int fd)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#if defined(__aarch64__)
+#define RD(n) case n: asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); break
+static uint64_t raw_counter(unsigned int n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	RD(0); RD(1); RD(2); RD(3); RD(4); RD(5);
+	case 31:
+		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	}
+	return v;
+}
+#else
+static uint64_t raw_counter(unsigned int n)
+{
+	(void)n;
+	return 0;
+}
+#endif
+
+/* The documented protocol of struct pmuctx_mmap_page. */
+static int self_read(const struct pmuctx_mmap_page *page, uint64_t *value)
+{
+	const volatile struct pmuctx_mmap_page *p = page;
+	uint32_t seq, idx;
+	uint64_t raw, mask;
+
+	do {
+		seq = p->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		idx = p->index;
+		mask = p->width == 64 ? UINT64_MAX : (1ULL << p->width) - 1;
+		raw = idx ? raw_counter(idx - 1) : 0;
+		*value = p->offset + ((raw - p->prev) & mask);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || p->lock != seq);
+	return idx ? 0 : -1;
+}
+
+TEST(self_read_matches_read)
+{
+	const struct pmuctx_mmap_page *page;
+	uint64_t s1, s2, r;
+	int fd;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(NULL, mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED ? NULL : (void *)1);
+	page = map_counter(fd);
+	ASSERT_NE(NULL, page) TH_LOG("mmap: %s", strerror(errno));
+	EXPECT_EQ(1, page->version);
+	ASSERT_EQ(0, self_read(page, &s1));
+	run_loop(1000000);
+	ASSERT_EQ(0, self_read(page, &s2));
+	r = pmuctx_read1(fd);
+	/* Only the user instructions of the loop and of the reads between. */
+	EXPECT_LE(2000000, s2 - s1);
+	EXPECT_GT(2000000 + 100, s2 - s1);
+	EXPECT_LE(s2, r);
+	EXPECT_GT(s2 + 200, r);
+	/* A disabled counter is not readable from EL0: read() instead. */
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_DISABLE, 0));
+	EXPECT_EQ(-1, self_read(page, &s1));
+	EXPECT_EQ(0, page->index);
+	close(fd);
+}
+
+TEST(inherited_child_self_reads_its_own_clone)
+{
+	const struct pmuctx_mmap_page *page;
+	int fd, status, res[2];
+	uint64_t got[3];
+	pid_t pid;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	ASSERT_EQ(0, pipe(res));
+	/*
+	 * Equivalent swaps move contexts between the tasks of a family;
+	 * inherit_stat makes the values follow the tasks, so the instance the
+	 * child holds when it maps carries the child's own count.
+	 */
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT |
+		      PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	run_loop(3000000);	/* the parent's own count, not the child's */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		uint64_t a = 0, b = 0;
+
+		page = map_counter(fd);
+		got[0] = page ? 0 : 1;
+		got[1] = page && !self_read(page, &a) ? a : UINT64_MAX;
+		run_loop(500000);
+		got[2] = page && !self_read(page, &b) ? b : UINT64_MAX;
+		write_full(res[1], got, sizeof(got));
+		_exit(0);
+	}
+	read_full(res[0], got, sizeof(got));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, got[0]);
+	ASSERT_NE(UINT64_MAX, got[1]);
+	ASSERT_NE(UINT64_MAX, got[2]);
+	/* The clone started at zero in the child: none of the parent's 6M. */
+	EXPECT_GT(100000, got[1]);
+	EXPECT_LE(1000000, got[2] - got[1]);
+	EXPECT_GT(1000000 + 100, got[2] - got[1]);
+	EXPECT_LE(6000000 + got[2], pmuctx_read1(fd));
+	close(fd);
+}
+
 static sigjmp_buf trap_jmp;
 
 static void on_sigill(int sig)
