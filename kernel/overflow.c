@@ -159,12 +159,14 @@ void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
 			continue;
 		p = page_address(c->user_page);
 		WRITE_ONCE(p->lock, p->lock + 1);
+		/* Odd lock before the fields: pairs with the reader's acquire. */
 		smp_wmb();
 		p->version = 1;
 		p->width = pmuctx_hw->counter_width(c->hw_idx);
 		p->prev = c->hw_prev;
 		p->offset = c->base + c->hw_count - c->snap;
 		p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
+		/* The fields before the even lock that says they are whole. */
 		smp_wmb();
 		WRITE_ONCE(p->lock, p->lock + 1);
 	}

@@ -273,8 +273,9 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 	if (ctx->loaded_cpu == smp_processor_id()) {
 		pmuv3_fold_regs(ctx, get_irq_regs());
 		pmuctx_ctx_update_user_pages(ctx);
-	} else
+	} else {
 		write_sysreg(ovs, pmovsclr_el0);
+	}
 	raw_spin_unlock(&ctx->lock);
 	return IRQ_HANDLED;
 }
