@@ -225,8 +225,9 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		ctx->task = NULL;
 		ctx->link = NULL;
 		ctx->seq++;
+		/* poll() may hang up now: woken outside this raw lock. */
 		list_for_each_entry(c, &ctx->counters, ctx_entry)
-			wake_up_all(&c->waitq);
+			irq_work_queue(&c->wake_work);
 		raw_spin_unlock_irqrestore(&ctx->lock, flags);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		queue_work(pmuctx_wq, &ctx->exit_work);	/* takes link's ref */

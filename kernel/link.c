@@ -65,7 +65,7 @@ static struct pmuctx_link *pmuctx_link_find_rcu(struct task_struct *t)
 
 	hash_for_each_possible_rcu(pmuctx_links, link, index_node,
 				   (unsigned long)t)
-		if (link->task == t && !link->exited)
+		if (link->task == t && !READ_ONCE(link->exited))
 			return link;
 	return NULL;
 }

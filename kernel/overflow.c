@@ -24,7 +24,8 @@ void pmuctx_counter_wake(struct irq_work *work)
 						wake_work);
 
 	wake_up_all(&c->waitq);
-	kill_fasync(&c->fasync, SIGIO, POLL_IN);
+	if (c->samples)
+		kill_fasync(&c->fasync, SIGIO, POLL_IN);
 }
 
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
