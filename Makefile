@@ -32,7 +32,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools check demo style clean
+.PHONY: all module deps userspace selftests tools check demo bench style clean
 
 all: module
 
@@ -51,8 +51,12 @@ selftests:
 		CC=$(CROSS_CC) KSELFTEST_DIR=$$($(KFACTS) && echo $$KSELFTEST_DIR)
 
 tools:
-	@if [ -f tools/Makefile ]; then \
-		$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1; fi
+	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
+	$(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
+		-o $(BUILD)/$(ARCH)/bin/ctxsw tools/bench/ctxsw.c $(BUILD)/$(ARCH)/bin/libpmuctx.a
+
+bench:
+	scripts/bench
 
 check:
 	scripts/check
