@@ -16,6 +16,7 @@
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
 #include <linux/ptrace.h>
+#include <linux/sched/task_stack.h>
 #include <asm/irq_regs.h>
 #include <asm/sysreg.h>
 #include "pmuctx.h"

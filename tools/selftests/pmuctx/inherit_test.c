@@ -469,7 +469,8 @@ TEST(process_tree_read_per_child)
 		EXPECT_EQ(want, (long long)ents[j].value)
 			TH_LOG("child %d: tree read %llu, kernel %lld", pids[i],
 			       (unsigned long long)ents[j].value, want);
-		EXPECT_LE(i * 3 + 1, (long long)ents[j].value);
+		/* It blocks on the release pipe: at least that switch. */
+		EXPECT_LE(1, (long long)ents[j].value);
 	}
 
 	/* Too little room: ERANGE and the number needed. */
