@@ -70,10 +70,8 @@ static void pmuctx_sched_in_locked(struct pmuctx_link *link,
 		pmuctx_ctx_load(ctx, cpu);
 }
 
-static void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
+static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 {
-	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
-						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 	unsigned long flags;
 
@@ -85,18 +83,16 @@ static void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
+static void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
+{
+	pmuctx_sched_in_link(container_of(pn, struct pmuctx_link, notifier),
+			     cpu);
+}
+
 /* For a task that just registered its notifier while running. */
 void pmuctx_sched_load_current(struct pmuctx_link *link)
 {
-	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
-	unsigned long flags;
-
-	if (!ctx)
-		return;
-	raw_spin_lock_irqsave(&ctx->lock, flags);
-	if (!ctx->dead)
-		pmuctx_sched_in_locked(link, ctx, smp_processor_id());
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_sched_in_link(link, smp_processor_id());
 }
 
 /*

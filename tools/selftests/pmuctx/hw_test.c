@@ -166,25 +166,13 @@ struct side {
 	uint64_t value, overflows, samples, foreign;
 };
 
-static void sampling_side(int in, int out, unsigned long period, int rounds,
-			  unsigned long loop, struct side *res)
+/* Take every sample out of the ring; count them and any of another task. */
+static void drain_samples(int fd, struct side *res)
 {
 	struct pmuctx_sample buf[256];
 	struct pmuctx_samples_read sr;
-	char c = 'x';
-	int fd, i;
+	int i;
 
-	memset(res, 0, sizeof(*res));
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
-	if (fd < 0)
-		return;
-	for (i = 0; i < rounds; i++) {
-		if (in >= 0)
-			read_full(in, &c, 1);
-		run_loop(loop);
-		write_full(out, &c, 1);
-	}
-	res->value = pmuctx_read1(fd);
 	do {
 		memset(&sr, 0, sizeof(sr));
 		sr.size = sizeof(sr);
@@ -198,6 +186,29 @@ static void sampling_side(int in, int out, unsigned long period, int rounds,
 			if (buf[i].tid != (uint32_t)gettid())
 				res->foreign++;
 	} while (sr.nr);
+}
+
+/* One side of the ping-pong: wait for @in (if any), loop, hand over to @out. */
+static void sampling_side(int in, int out, int back, unsigned long period,
+			  int rounds, unsigned long loop, struct side *res)
+{
+	char c = 'x';
+	int fd, i;
+
+	memset(res, 0, sizeof(*res));
+	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
+	if (fd < 0)
+		return;
+	for (i = 0; i < rounds; i++) {
+		if (in >= 0)
+			read_full(in, &c, 1);
+		run_loop(loop);
+		write_full(out, &c, 1);
+		if (back >= 0)
+			read_full(back, &c, 1);
+	}
+	res->value = pmuctx_read1(fd);
+	drain_samples(fd, res);
 	close(fd);
 }
 
@@ -219,39 +230,11 @@ TEST(overflow_demux_per_context)
 	if (!pid) {
 		struct side s;
 
-		sampling_side(a[0], b[1], p2, rounds, 700000, &s);
+		sampling_side(a[0], b[1], -1, p2, rounds, 700000, &s);
 		write_full(res[1], &s, sizeof(s));
 		_exit(0);
 	}
-	{
-		struct pmuctx_sample buf[256];
-		struct pmuctx_samples_read sr;
-		char c = 'x';
-		int fd, i;
-
-		memset(&me, 0, sizeof(me));
-		fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, p1, 0);
-		ASSERT_LE(0, fd);
-		for (i = 0; i < rounds; i++) {
-			run_loop(500000);
-			write_full(a[1], &c, 1);
-			read_full(b[0], &c, 1);
-		}
-		me.value = pmuctx_read1(fd);
-		do {
-			memset(&sr, 0, sizeof(sr));
-			sr.size = sizeof(sr);
-			sr.nr = 256;
-			sr.samples = (uintptr_t)buf;
-			ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
-			me.overflows = sr.overflows;
-			me.samples += sr.nr;
-			for (i = 0; i < (int)sr.nr; i++)
-				if (buf[i].tid != (uint32_t)gettid())
-					me.foreign++;
-		} while (sr.nr);
-		close(fd);
-	}
+	sampling_side(-1, a[1], b[0], p1, rounds, 500000, &me);
 	read_full(res[0], &kid, sizeof(kid));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	TH_LOG("parent: %llu instructions, %llu overflows of %lu; child: %llu, %llu of %lu",
