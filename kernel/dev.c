@@ -484,8 +484,11 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 		if (fmt & PMUCTX_FORMAT_ID)
 			out[n++] = m->id;
 	}
+	mutex_unlock(&ctx->mutex);
+	/* Not under ctx->mutex: a fault takes mmap_lock, which mmap() holds. */
 	ret = copy_to_user(buf, out, size) ? -EFAULT : size;
 	kfree(out);
+	return ret;
 unlock:
 	mutex_unlock(&ctx->mutex);
 	return ret;
@@ -823,7 +826,10 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		goto unpin;
 	}
 
-	mutex_lock(&ctx->mutex);
+	/*
+	 * mmap_lock is held here, and read() may fault under ctx->mutex:
+	 * ctx->lock alone (enough to walk the counters) keeps them apart.
+	 */
 	raw_spin_lock_irq(&ctx->lock);
 	inst = pmuctx_instance_in(ctx, c);
 	if (!inst) {
@@ -843,7 +849,6 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	if (page)
 		get_page(page);
 	raw_spin_unlock_irq(&ctx->lock);
-	mutex_unlock(&ctx->mutex);
 
 	if (page) {
 		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
