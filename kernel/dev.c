@@ -28,21 +28,39 @@ MODULE_PARM_DESC(allow_kernel,
 static atomic64_t pmuctx_next_id = ATOMIC64_INIT(0);
 static const struct file_operations pmuctx_counter_fops;
 
+/*
+ * Copy in a size-versioned struct whose first field is its __u32 size: at
+ * least @min bytes; a newer caller's larger struct only with a zero tail
+ * (E2BIG), an older smaller one zero-extended.  Returns the caller's size
+ * or a negative errno.
+ */
+static long pmuctx_copy_sized(void *kbuf, size_t ksize,
+			      const void __user *ubuf, size_t min)
+{
+	u32 usize;
+	int err;
+
+	if (get_user(usize, (const u32 __user *)ubuf))
+		return -EFAULT;
+	if (usize < min)
+		return -EINVAL;
+	err = copy_struct_from_user(kbuf, ksize, ubuf, usize);
+	if (err)
+		return err;
+	return usize;
+}
+
 static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 {
 	const struct pmuctx_hw_desc *hw = pmuctx_hw;
 	struct pmuctx_info info;
-	u32 usize;
-	int err;
+	long usize;
 
-	if (get_user(usize, &uinfo->size))
-		return -EFAULT;
-	if (usize < offsetofend(struct pmuctx_info, abi_version))
-		return -EINVAL;
-	/* Only to refuse a newer caller's non-zero fields we cannot honour. */
-	err = copy_struct_from_user(&info, sizeof(info), uinfo, usize);
-	if (err)
-		return err;
+	/* The copy only refuses a newer caller's fields we cannot honour. */
+	usize = pmuctx_copy_sized(&info, sizeof(info), uinfo,
+				  offsetofend(struct pmuctx_info, abi_version));
+	if (usize < 0)
+		return usize;
 
 	memset(&info, 0, sizeof(info));
 	info.size = min_t(u32, usize, sizeof(info));
@@ -546,17 +564,13 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	struct pmuctx_context *ctx = c->ctx;
 	struct pmuctx_ctx_stats st;
 	struct pmuctx_counter *clone;
-	u32 usize;
+	long usize;
 	bool dead;
-	int err;
 
-	if (get_user(usize, &ustats->size))
-		return -EFAULT;
-	if (usize < offsetofend(struct pmuctx_ctx_stats, swaps))
-		return -EINVAL;
-	err = copy_struct_from_user(&st, sizeof(st), ustats, usize);
-	if (err)
-		return err;
+	usize = pmuctx_copy_sized(&st, sizeof(st), ustats,
+				  offsetofend(struct pmuctx_ctx_stats, swaps));
+	if (usize < 0)
+		return usize;
 	memset(&st, 0, sizeof(st));
 	st.size = min_t(u32, usize, sizeof(st));
 
@@ -634,17 +648,14 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	struct pmuctx_tree_entry *ents = NULL;
 	struct pmuctx_counter *clone;
 	struct pmuctx_tree_read tr;
-	u32 usize, room;
 	u64 clk[PMUCTX_NR_CLOCKS];
-	long ret = 0;
+	long ret;
+	u32 room;
 
-	if (get_user(usize, &utr->size))
-		return -EFAULT;
-	if (usize < sizeof(tr))
-		return -EINVAL;
-	ret = copy_struct_from_user(&tr, sizeof(tr), utr, usize);
-	if (ret)
+	ret = pmuctx_copy_sized(&tr, sizeof(tr), utr, sizeof(tr));
+	if (ret < 0)
 		return ret;
+	ret = 0;
 	room = min_t(u32, tr.nr_entries, PMUCTX_TREE_MAX_ENTRIES);
 	if (room) {
 		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL);
@@ -691,15 +702,11 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	struct pmuctx_samples_read req;
 	struct pmuctx_sample *buf;
 	unsigned long flags;
-	u32 usize, n = 0;
+	u32 n = 0;
 	long ret;
 
-	if (get_user(usize, &ureq->size))
-		return -EFAULT;
-	if (usize < sizeof(req))
-		return -EINVAL;
-	ret = copy_struct_from_user(&req, sizeof(req), ureq, usize);
-	if (ret)
+	ret = pmuctx_copy_sized(&req, sizeof(req), ureq, sizeof(req));
+	if (ret < 0)
 		return ret;
 	if (!ring)
 		return -EINVAL;

@@ -458,7 +458,7 @@ TEST(inherited_child_self_reads_its_own_clone)
 
 static sigjmp_buf trap_jmp;
 
-static void on_sigill(int sig)
+static void __attribute__((unused)) on_sigill(int sig)
 {
 	(void)sig;
 	siglongjmp(trap_jmp, 1);
