@@ -43,11 +43,19 @@ static int __init pmuctx_init(void)
 	err = pmuctx_counter_init();
 	if (err)
 		goto context_exit;
-	/* Preempt notifiers are a static key: on while we may have any. */
+	/*
+	 * Preempt notifiers sit behind a static key.  It is enabled here and
+	 * deliberately never disabled: every enable/disable patches the
+	 * scheduler's text, and under QEMU TCG with two vCPUs the patching at
+	 * rmmod occasionally left both CPUs in a soft lockup at that site in
+	 * finish_task_switch().  With the key on and no notifier registered,
+	 * a switch costs one empty list walk, as with KVM loaded; reloads add
+	 * to the key's count without patching again.
+	 */
 	preempt_notifier_inc();
 	err = pmuctx_inherit_init();
 	if (err)
-		goto notifier_dec;
+		goto counters_exit;
 	err = pmuctx_dev_register();
 	if (err)
 		goto inherit_exit;
@@ -62,8 +70,7 @@ unregister:
 	pmuctx_dev_unregister();
 inherit_exit:
 	pmuctx_inherit_exit();
-notifier_dec:
-	preempt_notifier_dec();
+counters_exit:
 	pmuctx_counter_exit();
 context_exit:
 	pmuctx_context_exit();
@@ -83,7 +90,6 @@ static void __exit pmuctx_exit(void)
 	pmuctx_inherit_exit();
 	pmuctx_context_exit();
 	pmuctx_counter_exit();
-	preempt_notifier_dec();
 	pmuctx_remove_hw();
 }
 
