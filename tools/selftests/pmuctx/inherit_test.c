@@ -370,8 +370,9 @@ static void ping_pong(struct __test_metadata *_metadata, bool child_modifies,
 	}
 	ASSERT_EQ(pid, wait4(pid, &status, 0, &kid));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	getrusage(RUSAGE_SELF, &self1);
+	/* Read first: a preemption in between then lands in rusage only. */
 	*counted = pmuctx_read1(fd);
+	getrusage(RUSAGE_SELF, &self1);
 	get_stats(_metadata, fd, st);
 	/* The child's last switch (after its exit hook) is not ours to count. */
 	*expected = self1.ru_nvcsw + self1.ru_nivcsw - self0.ru_nvcsw -
