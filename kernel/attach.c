@@ -10,6 +10,7 @@
 #include <linux/dcache.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/sched/coredump.h>
@@ -20,9 +21,21 @@
 #include "pmuctx.h"
 
 /*
- * The pidfd helpers are not exported either; a pidfd is the anon-inode
- * file named "[pidfd]" whose private data is its struct pid.
+ * The pidfd helpers are not exported either.  A pidfd is a file of the
+ * anonymous-inode filesystem named "[pidfd]" whose private data is its
+ * struct pid.  Only kernel code creates files on that filesystem and
+ * chooses their names, and only fork's pidfd code uses that name; a name
+ * alone proves nothing (any FIFO or file can be called "[pidfd]").
  */
+static bool pmuctx_is_pidfd(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+
+	return inode && inode->i_sb->s_magic == ANON_INODE_FS_MAGIC &&
+	       !strcmp(file_dentry(file)->d_name.name, "[pidfd]") &&
+	       file->private_data;
+}
+
 static struct task_struct *pmuctx_pidfd_task(int fd)
 {
 	struct task_struct *task = ERR_PTR(-EBADF);
@@ -30,7 +43,7 @@ static struct task_struct *pmuctx_pidfd_task(int fd)
 
 	if (!file)
 		return task;
-	if (strcmp(file_dentry(file)->d_name.name, "[pidfd]")) {
+	if (!pmuctx_is_pidfd(file)) {
 		task = ERR_PTR(-EBADF);
 	} else {
 		task = get_pid_task(file->private_data, PIDTYPE_PID);

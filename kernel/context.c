@@ -52,13 +52,74 @@ static void pmuctx_ctx_free_rcu(struct rcu_head *head)
 			container_of(head, struct pmuctx_context, rcu));
 }
 
-/* RCU-delayed: link->ctx is dereferenced under rcu_read_lock() by readers. */
+/*
+ * RCU-delayed: link->ctx is dereferenced under rcu_read_lock() by readers.
+ * Safe in atomic context (a kit holds nothing that needs sleeping to free).
+ */
 void pmuctx_ctx_put(struct pmuctx_context *ctx)
 {
 	if (refcount_dec_and_test(&ctx->refs)) {
 		WARN_ON_ONCE(!list_empty(&ctx->counters));
+		pmuctx_kit_free(ctx->fork_kit);
+		ctx->fork_kit = NULL;
 		call_rcu(&ctx->rcu, pmuctx_ctx_free_rcu);
 	}
+}
+
+/* Clones a fork of the holder may need: every inheriting counter. */
+unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
+{
+	return ctx->nr_inherit + ctx->nr_inherit_thread;
+}
+
+/*
+ * Process context, charged to the caller's memory cgroup: the kit is
+ * made by the task that will fork (or by whoever adds it a counter).
+ */
+struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr)
+{
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
+	struct pmuctx_fork_kit *kit;
+	unsigned int i;
+
+	if (!nr)
+		return NULL;
+	kit = kzalloc(struct_size(kit, clones, nr), gfp);
+	if (!kit)
+		return NULL;
+	kit->nr = nr;
+	for (i = 0; i < nr; i++) {
+		kit->clones[i] = pmuctx_counter_alloc(gfp);
+		if (!kit->clones[i])
+			goto fail;
+	}
+	kit->ctx = pmuctx_ctx_alloc(gfp);
+	kit->link = pmuctx_link_alloc(NULL, gfp);
+	if (kit->ctx && kit->link)
+		return kit;
+fail:
+	pmuctx_kit_free(kit);
+	return NULL;
+}
+
+/*
+ * What a fork left unused, or a whole kit nobody will use.  None of it was
+ * ever visible to anyone else, so this is safe in atomic context.
+ */
+void pmuctx_kit_free(struct pmuctx_fork_kit *kit)
+{
+	unsigned int i;
+
+	if (!kit)
+		return;
+	for (i = 0; i < kit->nr; i++)
+		if (kit->clones[i])
+			pmuctx_counter_free_unused(kit->clones[i]);
+	if (kit->ctx)
+		pmuctx_ctx_put(kit->ctx);
+	if (kit->link)
+		pmuctx_link_free_unused(kit->link);
+	kfree(kit);
 }
 
 /*
@@ -73,14 +134,24 @@ void pmuctx_ctx_changed(struct pmuctx_context *ctx)
 }
 
 /*
+ * A context may change holders: nothing pins it to its task (an attach in
+ * progress, a mapped self-read page, per-task INHERIT_STAT values, a fork
+ * kit its holder must refill), and its holder is alive.  ctx->lock held.
+ */
+static bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
+{
+	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
+	       (c->fork_kit || !pmuctx_kit_size(c));
+}
+
+/*
  * Two contexts are equivalent when they hold the same counters in the same
  * states: both unmodified clones of one family, or one the unmodified
  * original the other was cloned from.  Both locks held.
  */
 bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b)
 {
-	if (a->pin_count || b->pin_count || a->dead || b->dead ||
-	    a->nr_mapped || b->nr_mapped)
+	if (!pmuctx_ctx_swappable(a) || !pmuctx_ctx_swappable(b))
 		return false;
 	if (a->family && a->family == b->family)
 		return true;

@@ -28,6 +28,12 @@ struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
 	return c;
 }
 
+/* A counter never published (an unused kit clone): atomic context is fine. */
+void pmuctx_counter_free_unused(struct pmuctx_counter *c)
+{
+	kmem_cache_free(pmuctx_counter_cache, c);
+}
+
 void pmuctx_counter_get(struct pmuctx_counter *c)
 {
 	refcount_inc(&c->refs);
@@ -183,16 +189,21 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 
 /*
  * Enable or disable the counter and every live clone, so that clones stay
- * equivalent to each other and to the original.
+ * equivalent to each other and to the original.  @enable_seq is odd for
+ * the whole walk: a fork that copies an instance meanwhile (its clone is
+ * not on the list yet) sees it and takes @family_on instead.
  */
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 {
 	struct pmuctx_counter *clone;
 
-	pmuctx_counter_enable_one(c, on);
 	spin_lock(&c->child_lock);
+	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
+	c->family_on = on;
+	pmuctx_counter_enable_one(c, on);
 	list_for_each_entry(clone, &c->children, child_entry)
 		pmuctx_counter_enable_one(clone, on);
+	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
 	spin_unlock(&c->child_lock);
 	return 0;
 }
@@ -252,6 +263,95 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 	list_del_init(&clone->child_entry);
 	spin_unlock(&parent->child_lock);
 	wake_up_all(&parent->waitq);
+}
+
+/*
+ * Take @c out of its context: a structural change, so the context gets a
+ * new cookie and leaves its family.  Returns false when the counter was no
+ * longer there (an exited holder's exit work took it first).
+ */
+bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
+{
+	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_counter *sib, *tmp;
+	u64 clk[PMUCTX_NR_CLOCKS];
+
+	mutex_lock(&ctx->mutex);
+	if (list_empty(&c->ctx_entry)) {
+		mutex_unlock(&ctx->mutex);
+		return false;
+	}
+	pmuctx_ctx_sync_hw(ctx);
+	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	pmuctx_counter_set_enabled(c, false, clk);
+	if (pmuctx_counter_is_hw(c)) {
+		ctx->slots[c->hw_idx] = NULL;
+		__clear_bit(c->hw_idx, &ctx->used_mask);
+		ctx->nr_hw--;
+	}
+	if (c->user_page)
+		ctx->nr_mapped--;
+	list_del_init(&c->ctx_entry);
+	ctx->nr_counters--;
+	if (pmuctx_counter_inherits(c, false))
+		ctx->nr_inherit--;
+	else if (pmuctx_counter_inherits(c, true))
+		ctx->nr_inherit_thread--;
+	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
+		ctx->nr_inherit_stat--;
+	/* A removed leader's members carry on as counters of their own. */
+	list_for_each_entry_safe(sib, tmp, &c->siblings, sibling_entry) {
+		sib->leader = sib;
+		list_del_init(&sib->sibling_entry);
+	}
+	list_del_init(&c->sibling_entry);
+	if (!ctx->dead)
+		pmuctx_ctx_changed(ctx);
+	if (!ctx->nr_counters)
+		pmuctx_link_queue_detach(ctx);
+	raw_spin_unlock_irq(&ctx->lock);
+	if (pmuctx_counter_is_hw(c))
+		pmuctx_hw_stop_counter(ctx, c);
+	mutex_unlock(&ctx->mutex);
+	return true;
+}
+
+/*
+ * The original's file is being released: every clone, wherever its holder
+ * is, leaves its context now, so nothing keeps counting into a closed
+ * counter or is copied into later children.  Process context.
+ */
+void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
+{
+	struct pmuctx_counter *clone;
+
+	spin_lock(&c->child_lock);
+	c->closing = true;
+	spin_unlock(&c->child_lock);
+	/*
+	 * Fork hooks run in RCU-sched read sections: one that copied @c
+	 * before it saw @closing has put its clone on the list by now.
+	 */
+	synchronize_rcu();
+	for (;;) {
+		spin_lock(&c->child_lock);
+		clone = list_first_entry_or_null(&c->children,
+						 struct pmuctx_counter,
+						 child_entry);
+		if (clone) {
+			/* On the list it is alive: the exit work unlinks first. */
+			list_del_init(&clone->child_entry);
+			pmuctx_counter_get(clone);
+		}
+		spin_unlock(&c->child_lock);
+		if (!clone)
+			break;
+		/* The context's reference, unless the exit work dropped it. */
+		if (pmuctx_ctx_remove_counter(clone))
+			pmuctx_counter_put(clone);
+		pmuctx_counter_put(clone);
+	}
 }
 
 int pmuctx_counter_init(void)

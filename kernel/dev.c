@@ -25,6 +25,11 @@ module_param(allow_kernel, bool, 0644);
 MODULE_PARM_DESC(allow_kernel,
 		 "let users without CAP_PERFMON count kernel mode on hardware counters");
 
+unsigned int pmuctx_max_counters = 1024;
+module_param_named(max_counters_per_task, pmuctx_max_counters, uint, 0644);
+MODULE_PARM_DESC(max_counters_per_task,
+		 "counters one task's context may hold, clones included (EMFILE beyond)");
+
 static atomic64_t pmuctx_next_id = ATOMIC64_INIT(0);
 static const struct file_operations pmuctx_counter_fops;
 
@@ -44,6 +49,9 @@ static long pmuctx_copy_sized(void *kbuf, size_t ksize,
 		return -EFAULT;
 	if (usize < min)
 		return -EINVAL;
+	/* A tail that big is not a newer struct: do not scan it. */
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	err = copy_struct_from_user(kbuf, ksize, ubuf, usize);
 	if (err)
 		return err;
@@ -161,10 +169,22 @@ static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
 static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			  struct pmuctx_counter *leader)
 {
+	struct pmuctx_fork_kit *kit = NULL;
 	u64 clk[PMUCTX_NR_CLOCKS];
 	int err = 0;
 
 	mutex_lock(&ctx->mutex);
+	/*
+	 * An inheriting counter needs room in the fork kit: the next fork
+	 * must find a clone for it ready.  ctx->mutex keeps the count stable.
+	 */
+	if (pmuctx_counter_inherits(c, true)) {
+		kit = pmuctx_kit_alloc(pmuctx_kit_size(ctx) + 1);
+		if (!kit) {
+			mutex_unlock(&ctx->mutex);
+			return -ENOMEM;
+		}
+	}
 	raw_spin_lock_irq(&ctx->lock);
 	if (ctx->dead) {
 		err = -ESRCH;
@@ -172,6 +192,10 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	}
 	if (leader && leader->ctx != ctx) {
 		err = -EINVAL;
+		goto out;
+	}
+	if (ctx->nr_counters >= READ_ONCE(pmuctx_max_counters)) {
+		err = -EMFILE;
 		goto out;
 	}
 	if (c->attr.type != PMUCTX_TYPE_SOFTWARE) {
@@ -190,6 +214,10 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		ctx->nr_inherit++;
 	else if (pmuctx_counter_inherits(c, true))
 		ctx->nr_inherit_thread++;
+	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
+		ctx->nr_inherit_stat++;
+	if (kit)
+		swap(kit, ctx->fork_kit);	/* the old one is freed below */
 	if (leader) {
 		c->leader = leader;
 		list_add_tail(&c->sibling_entry, &leader->siblings);
@@ -204,47 +232,8 @@ out:
 	if (!err && pmuctx_counter_is_hw(c))
 		pmuctx_hw_start_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
+	pmuctx_kit_free(kit);
 	return err;
-}
-
-static void pmuctx_ctx_remove(struct pmuctx_counter *c)
-{
-	struct pmuctx_context *ctx = c->ctx;
-	struct pmuctx_counter *sib, *tmp;
-	u64 clk[PMUCTX_NR_CLOCKS];
-
-	mutex_lock(&ctx->mutex);
-	pmuctx_ctx_sync_hw(ctx);
-	raw_spin_lock_irq(&ctx->lock);
-	pmuctx_ctx_clocks_now(ctx, clk);
-	pmuctx_counter_set_enabled(c, false, clk);
-	if (pmuctx_counter_is_hw(c)) {
-		ctx->slots[c->hw_idx] = NULL;
-		__clear_bit(c->hw_idx, &ctx->used_mask);
-		ctx->nr_hw--;
-	}
-	if (c->user_page)
-		ctx->nr_mapped--;
-	list_del_init(&c->ctx_entry);
-	ctx->nr_counters--;
-	if (pmuctx_counter_inherits(c, false))
-		ctx->nr_inherit--;
-	else if (pmuctx_counter_inherits(c, true))
-		ctx->nr_inherit_thread--;
-	/* A closed leader's members carry on as counters of their own. */
-	list_for_each_entry_safe(sib, tmp, &c->siblings, sibling_entry) {
-		sib->leader = sib;
-		list_del_init(&sib->sibling_entry);
-	}
-	list_del_init(&c->sibling_entry);
-	if (!ctx->dead)
-		pmuctx_ctx_changed(ctx);
-	if (!ctx->nr_counters)
-		pmuctx_link_queue_detach(ctx);
-	raw_spin_unlock_irq(&ctx->lock);
-	if (pmuctx_counter_is_hw(c))
-		pmuctx_hw_stop_counter(ctx, c);
-	mutex_unlock(&ctx->mutex);
 }
 
 static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
@@ -256,6 +245,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	struct pmuctx_open_args args;
 	struct file *group = NULL;
 	struct pmuctx_attr attr;
+	bool exec_locked = false;
 	struct file *file;
 	int err, fd, tries;
 
@@ -290,11 +280,21 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		task = NULL;
 		goto out;
 	}
+	/*
+	 * Held until the counter is in the task's context, as perf does: an
+	 * exec that changes the target's credentials either completes before
+	 * the check (which then sees them) or starts after the counter is
+	 * there (and its exec hook detaches it).
+	 */
+	err = down_read_interruptible(&task->signal->exec_update_lock);
+	if (err)
+		goto out;
+	exec_locked = true;
 	err = pmuctx_may_attach(task);
 	if (err)
 		goto out;
 
-	c = pmuctx_counter_alloc(GFP_KERNEL);
+	c = pmuctx_counter_alloc(GFP_KERNEL_ACCOUNT);
 	if (!c) {
 		err = -ENOMEM;
 		goto out;
@@ -308,7 +308,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 			goto free_counter;
 		c->period_left = attr.sample_period;
 		if (attr.sample_period) {
-			c->samples = kzalloc(sizeof(*c->samples), GFP_KERNEL);
+			c->samples = kzalloc(sizeof(*c->samples), GFP_KERNEL_ACCOUNT);
 			if (!c->samples) {
 				err = -ENOMEM;
 				goto free_counter;
@@ -336,15 +336,11 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		err = -ESRCH;
 		goto free_counter;
 	}
-	/* A member joins its leader's context, wherever swaps moved it. */
-	if (leader && leader->ctx != ctx) {
-		pmuctx_ctx_unpin(ctx);
-		ctx = leader->ctx;
-		pmuctx_ctx_get(ctx);
-		raw_spin_lock_irq(&ctx->lock);
-		ctx->pin_count++;
-		raw_spin_unlock_irq(&ctx->lock);
-	}
+	/*
+	 * A member joins its leader's context, which must be the one the
+	 * target holds (EINVAL from pmuctx_ctx_add otherwise): a member never
+	 * counts a task the caller did not name.
+	 */
 
 	fd = get_unused_fd_flags((args.flags & PMUCTX_OPEN_CLOEXEC) ? O_CLOEXEC : 0);
 	if (fd < 0) {
@@ -377,6 +373,8 @@ unpin:
 free_counter:
 	pmuctx_counter_put(c);
 out:
+	if (exec_locked)
+		up_read(&task->signal->exec_update_lock);
 	if (link)
 		pmuctx_link_put(link);
 	if (task)
@@ -409,7 +407,9 @@ static int pmuctx_counter_release(struct inode *inode, struct file *file)
 
 	if (!c)
 		return 0;
-	pmuctx_ctx_remove(c);
+	pmuctx_ctx_remove_counter(c);
+	if (c->attr.flags & PMUCTX_ATTR_INHERIT)
+		pmuctx_counter_retire_clones(c);
 	c->file = NULL;
 	pmuctx_counter_put(c);
 	return 0;
@@ -827,7 +827,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		pmuctx_link_put(link);
 		return -ESRCH;
 	}
-	spare = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	spare = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!spare) {
 		err = -ENOMEM;
 		goto unpin;

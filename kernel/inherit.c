@@ -1,63 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fork, exit and exec: inherited counters are cloned into a child before it
- * first runs, fold back into their originals when it exits, and
- * enable_on_exec counters start at exec.  The hooks are the scheduler's
- * tracepoints, which call us with preemption disabled: no sleeping, no
- * mutexes, atomic allocations only.
+ * first runs, fold back into their originals when it exits, enable_on_exec
+ * counters start at exec, and an exec that makes the task non-dumpable
+ * (setuid, file capabilities) ends counting as an exit would.  The hooks
+ * are the scheduler's tracepoints, which call us with preemption disabled:
+ * no sleeping, no mutexes, no allocation (fork uses a prepared kit).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
+#include <linux/sched/coredump.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include "pmuctx.h"
-
-#define PMUCTX_FORK_RETRIES	4
-
-/* Clones and the objects that hold them, allocated before taking locks. */
-struct pmuctx_fork_alloc {
-	struct pmuctx_link *link;
-	struct pmuctx_context *ctx;
-	struct pmuctx_counter **clones;
-	unsigned int nr;
-};
-
-static void pmuctx_fork_free(struct pmuctx_fork_alloc *fa)
-{
-	unsigned int i;
-
-	for (i = 0; i < fa->nr; i++)
-		if (fa->clones[i])
-			pmuctx_counter_put(fa->clones[i]);
-	kfree(fa->clones);
-	if (fa->ctx)
-		pmuctx_ctx_put(fa->ctx);
-	if (fa->link)
-		pmuctx_link_put(fa->link);
-}
-
-static int pmuctx_fork_prealloc(struct pmuctx_fork_alloc *fa,
-				struct task_struct *child, unsigned int nr)
-{
-	const gfp_t gfp = GFP_ATOMIC | __GFP_NOWARN;
-	unsigned int i;
-
-	memset(fa, 0, sizeof(*fa));
-	fa->clones = kcalloc(nr, sizeof(*fa->clones), gfp);
-	if (!fa->clones)
-		return -ENOMEM;
-	fa->nr = nr;
-	for (i = 0; i < nr; i++) {
-		fa->clones[i] = pmuctx_counter_alloc(gfp);
-		if (!fa->clones[i])
-			return -ENOMEM;
-	}
-	fa->ctx = pmuctx_ctx_alloc(gfp);
-	fa->link = pmuctx_link_alloc(child, gfp);
-	return fa->ctx && fa->link ? 0 : -ENOMEM;
-}
 
 static unsigned int pmuctx_nr_inheriting(struct pmuctx_context *ctx,
 					 bool thread)
@@ -67,27 +24,31 @@ static unsigned int pmuctx_nr_inheriting(struct pmuctx_context *ctx,
 }
 
 /*
- * pctx->lock held.  Fill the preallocated clones from the parent context,
- * in the parent's order (equivalence relies on it), groups included.
+ * pctx->lock held.  Fill the kit's clones from the parent context, in the
+ * parent's order (equivalence relies on it), groups included.  Counters
+ * whose original is being closed are not copied.  Returns the clones used.
  */
-static void pmuctx_fork_fill(struct pmuctx_fork_alloc *fa,
-			     struct pmuctx_context *pctx, bool thread)
+static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
+				     struct pmuctx_context *pctx, bool thread)
 {
 	static const u64 zero_clk[PMUCTX_NR_CLOCKS];
-	struct pmuctx_context *cctx = fa->ctx;
-	struct pmuctx_counter *c, *clone, *orig;
+	struct pmuctx_context *cctx = kit->ctx;
+	struct pmuctx_counter *c, *clone, *orig, *lorig;
 	unsigned int i = 0, j;
 
 	list_for_each_entry(c, &pctx->counters, ctx_entry) {
 		if (!pmuctx_counter_inherits(c, thread))
 			continue;
-		clone = fa->clones[i++];
 		orig = c->parent ?: c;
+		if (READ_ONCE(orig->closing))
+			continue;
+		clone = kit->clones[i++];
 		pmuctx_counter_get(orig);
 		clone->parent = orig;
 		clone->attr = c->attr;
 		clone->id = orig->id;
 		clone->ctx = cctx;
+		clone->enable_seq = READ_ONCE(orig->enable_seq);
 		pmuctx_ctx_get(cctx);
 		pmuctx_counter_set_enabled(clone, c->enabled, zero_clk);
 		if (pmuctx_counter_is_hw(c)) {
@@ -100,14 +61,16 @@ static void pmuctx_fork_fill(struct pmuctx_fork_alloc *fa,
 			cctx->nr_hw++;
 		}
 		if (c->leader != c) {
-			/* The leader inherits too (checked at open): find it. */
+			/* The leader inherits too (checked at open) unless closing. */
+			lorig = c->leader->parent ?: c->leader;
 			for (j = 0; j < i - 1; j++)
-				if (fa->clones[j]->parent ==
-				    (c->leader->parent ?: c->leader))
+				if (kit->clones[j]->parent == lorig)
 					break;
-			clone->leader = fa->clones[j];
-			list_add_tail(&clone->sibling_entry,
-				      &clone->leader->siblings);
+			if (j < i - 1) {
+				clone->leader = kit->clones[j];
+				list_add_tail(&clone->sibling_entry,
+					      &clone->leader->siblings);
+			}
 		}
 		list_add_tail(&clone->ctx_entry, &cctx->counters);
 		cctx->nr_counters++;
@@ -115,6 +78,8 @@ static void pmuctx_fork_fill(struct pmuctx_fork_alloc *fa,
 			cctx->nr_inherit_thread++;
 		else
 			cctx->nr_inherit++;
+		if (clone->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
+			cctx->nr_inherit_stat++;
 	}
 
 	/* Clones of a complete context are equivalent to it (flattened). */
@@ -122,6 +87,7 @@ static void pmuctx_fork_fill(struct pmuctx_fork_alloc *fa,
 		cctx->family = pctx->family ?: pctx->generation;
 	else
 		cctx->family = pctx->generation | (thread ? 1 : 2);
+	return i;
 }
 
 static void pmuctx_fork_failed(struct pmuctx_context *pctx, bool thread)
@@ -133,19 +99,110 @@ static void pmuctx_fork_failed(struct pmuctx_context *pctx, bool thread)
 			atomic64_inc(&(c->parent ?: c)->inherit_failed);
 }
 
+/*
+ * Make the clones visible to their originals (family reads, enable,
+ * close).  A family enable/disable that ran while the parent's instance
+ * was copied did not see this clone: give it the family's new state.
+ */
+static void pmuctx_fork_publish(struct pmuctx_counter *clone)
+{
+	static const u64 zero_clk[PMUCTX_NR_CLOCKS];
+	struct pmuctx_counter *orig = clone->parent;
+
+	spin_lock(&orig->child_lock);
+	if (clone->enable_seq != orig->enable_seq || (clone->enable_seq & 1))
+		pmuctx_counter_set_enabled(clone, orig->family_on, zero_clk);
+	list_add_tail(&clone->child_entry, &orig->children);
+	spin_unlock(&orig->child_lock);
+}
+
+/* Runs in the task on its way to user space: see pmuctx_kit_queue(). */
+static void pmuctx_kit_refill(struct pmuctx_link *link)
+{
+	struct pmuctx_fork_kit *kit = NULL;
+	struct pmuctx_context *ctx;
+	unsigned int nr = 0;
+
+	/* No swap can move it while preemption is off. */
+	preempt_disable();
+	ctx = rcu_dereference_protected(link->ctx, link->task == current);
+	if (ctx)
+		pmuctx_ctx_get(ctx);
+	preempt_enable();
+	if (!ctx)
+		return;
+	/* A context without its kit does not swap: it stays ours meanwhile. */
+	raw_spin_lock_irq(&ctx->lock);
+	if (!ctx->fork_kit && !ctx->dead)
+		nr = pmuctx_kit_size(ctx);
+	raw_spin_unlock_irq(&ctx->lock);
+	if (nr) {
+		kit = pmuctx_kit_alloc(nr);
+		if (!kit)
+			pr_warn_ratelimited("task %d: no memory for its next fork's clones\n",
+					    task_pid_nr(current));
+	}
+	if (kit) {
+		raw_spin_lock_irq(&ctx->lock);
+		/* An open that added a counter meanwhile brought its own. */
+		if (!ctx->fork_kit && !ctx->dead &&
+		    kit->nr >= pmuctx_kit_size(ctx)) {
+			ctx->fork_kit = kit;
+			kit = NULL;
+		}
+		raw_spin_unlock_irq(&ctx->lock);
+		pmuctx_kit_free(kit);
+	}
+	pmuctx_ctx_put(ctx);
+}
+
+static void pmuctx_kit_work(struct callback_head *head)
+{
+	struct pmuctx_link *link = container_of(head, struct pmuctx_link,
+						kit_work);
+
+	link->kit_queued = false;
+	if (!READ_ONCE(link->exited) && !(current->flags & PF_EXITING))
+		pmuctx_kit_refill(link);
+	pmuctx_link_put(link);	/* the work's */
+}
+
+/*
+ * Have @t (current, or a child that has not run yet) refill its context's
+ * fork kit before it next returns to user space, which is before it can
+ * fork again.
+ */
+void pmuctx_kit_queue(struct pmuctx_link *link, struct task_struct *t)
+{
+	if (link->kit_queued)
+		return;
+	refcount_inc(&link->refs);
+	init_task_work(&link->kit_work, pmuctx_kit_work);
+	if (task_work_add(t, &link->kit_work, TWA_RESUME)) {
+		refcount_dec(&link->refs);	/* exiting: nothing to refill */
+		return;
+	}
+	link->kit_queued = true;
+}
+
+/*
+ * The scheduler's fork tracepoint: preemption off, so nothing here may
+ * sleep or allocate.  Everything the child needs was allocated in process
+ * context beforehand (the context's fork kit); the parent and the child
+ * each refill theirs before they next return to user space.
+ */
 static void pmuctx_on_fork(void *data, struct task_struct *parent,
 			   struct task_struct *child)
 {
 	bool thread = child->tgid == parent->tgid;
-	struct pmuctx_fork_alloc fa;
-	struct pmuctx_context *pctx;
-	struct pmuctx_link *plink;
+	struct pmuctx_context *pctx, *cctx;
+	struct pmuctx_fork_kit *kit;
+	struct pmuctx_link *plink, *link;
+	unsigned int need, used, i;
 	unsigned long flags;
-	unsigned int nr, i;
-	int tries;
-	u64 gen;
 
-	if (child->flags & PF_KTHREAD)
+	/* Kernel and io_uring workers never run user code: nothing to count. */
+	if (child->flags & (PF_KTHREAD | PF_IO_WORKER))
 		return;
 	plink = pmuctx_link_of_current();
 	if (!plink)
@@ -154,54 +211,52 @@ static void pmuctx_on_fork(void *data, struct task_struct *parent,
 	if (!pctx)
 		return;
 
-	for (tries = 0; tries < PMUCTX_FORK_RETRIES; tries++) {
-		raw_spin_lock_irqsave(&pctx->lock, flags);
-		nr = pmuctx_nr_inheriting(pctx, thread);
-		gen = pctx->generation;
-		raw_spin_unlock_irqrestore(&pctx->lock, flags);
-		if (!nr)
-			return;
-
-		if (pmuctx_fork_prealloc(&fa, child, nr)) {
-			pmuctx_fork_free(&fa);
-			break;
-		}
-		raw_spin_lock_irqsave(&pctx->lock, flags);
-		if (pctx->generation == gen) {
-			pmuctx_fork_fill(&fa, pctx, thread);
-			raw_spin_unlock_irqrestore(&pctx->lock, flags);
-			goto publish;
-		}
-		/* The parent's counters changed meanwhile: start over. */
-		raw_spin_unlock_irqrestore(&pctx->lock, flags);
-		pmuctx_fork_free(&fa);
-	}
 	raw_spin_lock_irqsave(&pctx->lock, flags);
-	pmuctx_fork_failed(pctx, thread);
-	raw_spin_unlock_irqrestore(&pctx->lock, flags);
-	pr_warn_ratelimited("could not clone counters into task %d: its counts are not inherited\n",
-			    task_pid_nr(child));
-	return;
-
-publish:
-	for (i = 0; i < fa.nr; i++) {
-		struct pmuctx_counter *clone = fa.clones[i];
-		struct pmuctx_counter *orig = clone->parent;
-
-		spin_lock(&orig->child_lock);
-		list_add_tail(&clone->child_entry, &orig->children);
-		spin_unlock(&orig->child_lock);
+	need = pmuctx_nr_inheriting(pctx, thread);
+	if (!need || pctx->dead) {
+		raw_spin_unlock_irqrestore(&pctx->lock, flags);
+		return;
 	}
-	kfree(fa.clones);
+	kit = pctx->fork_kit;
+	if (!kit || kit->nr < need) {
+		/* Only when refilling it found no memory. */
+		pmuctx_fork_failed(pctx, thread);
+		raw_spin_unlock_irqrestore(&pctx->lock, flags);
+		pr_warn_ratelimited("no clones ready for task %d: its counts are not inherited\n",
+				    task_pid_nr(child));
+		return;
+	}
+	pctx->fork_kit = NULL;
+	used = pmuctx_fork_fill(kit, pctx, thread);
+	raw_spin_unlock_irqrestore(&pctx->lock, flags);
+	pmuctx_kit_queue(plink, current);
 
-	fa.ctx->task = child;
-	fa.ctx->link = fa.link;
-	RCU_INIT_POINTER(fa.link->ctx, fa.ctx);
-	fa.link->migrations_at_out = READ_ONCE(child->se.nr_migrations);
+	for (i = used; i < kit->nr; i++)
+		pmuctx_counter_free_unused(kit->clones[i]);
+	link = kit->link;
+	cctx = kit->ctx;
+	if (!used) {
+		/* Every inheriting counter is being closed. */
+		pmuctx_ctx_put(cctx);
+		pmuctx_link_free_unused(link);
+		kfree(kit);
+		return;
+	}
+
+	link->task = child;
+	cctx->task = child;
+	cctx->link = link;
+	RCU_INIT_POINTER(link->ctx, cctx);
+	link->migrations_at_out = READ_ONCE(child->se.nr_migrations);
+	for (i = 0; i < used; i++)
+		pmuctx_fork_publish(kit->clones[i]);
+	kfree(kit);
+
 	/* The child has not run yet: nobody else touches its list. */
-	hlist_add_head(&fa.link->notifier.link, &child->preempt_notifiers);
-	fa.link->registered = true;
-	pmuctx_link_index_add(fa.link);
+	hlist_add_head(&link->notifier.link, &child->preempt_notifiers);
+	link->registered = true;
+	pmuctx_link_index_add(link);
+	pmuctx_kit_queue(link, child);
 }
 
 /*
@@ -212,6 +267,7 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 {
 	/* Exit and late registration run once, after every swap of it. */
 	struct pmuctx_context *ctx = rcu_dereference_protected(link->ctx, 1);
+	struct pmuctx_fork_kit *kit;
 	struct pmuctx_counter *c;
 	unsigned long flags;
 
@@ -221,6 +277,8 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 			pmuctx_ctx_fold_holder(ctx, ctx->task, link);
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
+		kit = ctx->fork_kit;
+		ctx->fork_kit = NULL;
 		ctx->dead = true;
 		ctx->task = NULL;
 		ctx->link = NULL;
@@ -229,6 +287,7 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		list_for_each_entry(c, &ctx->counters, ctx_entry)
 			irq_work_queue(&c->wake_work);
 		raw_spin_unlock_irqrestore(&ctx->lock, flags);
+		pmuctx_kit_free(kit);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		queue_work(pmuctx_wq, &ctx->exit_work);	/* takes link's ref */
 	}
@@ -248,7 +307,21 @@ static void pmuctx_on_exit(void *data, struct task_struct *p)
 	pmuctx_task_exited(link);
 }
 
-/* enable_on_exec counters start; the context leaves its family. */
+/*
+ * After an exec that changed credentials the new image must not be
+ * counted by whoever counted the old one (as perf does): the mm is no
+ * longer dumpable then, and direct attach would be refused too.
+ */
+bool pmuctx_exec_detaches(struct task_struct *t)
+{
+	return t->mm && get_dumpable(t->mm) != SUID_DUMP_USER;
+}
+
+/*
+ * enable_on_exec counters start; the context leaves its family.  A
+ * non-dumpable exec ends counting as an exit would: clones fold into their
+ * originals, originals on this task stop and report hang-up.
+ */
 static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 			   struct linux_binprm *bprm)
 {
@@ -261,6 +334,12 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 
 	if (!link)
 		return;
+	if (pmuctx_exec_detaches(current)) {
+		preempt_notifier_unregister(&link->notifier);
+		link->registered = false;
+		pmuctx_task_exited(link);
+		return;
+	}
 	ctx = rcu_dereference_protected(link->ctx, 1);
 	if (!ctx)
 		return;

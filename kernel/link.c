@@ -39,6 +39,13 @@ static void pmuctx_link_free_rcu(struct rcu_head *head)
 	module_put(THIS_MODULE);
 }
 
+/* A link never published (an unused kit's): atomic context is fine. */
+void pmuctx_link_free_unused(struct pmuctx_link *link)
+{
+	kfree(link);
+	module_put(THIS_MODULE);
+}
+
 void pmuctx_link_put(struct pmuctx_link *link)
 {
 	if (refcount_dec_and_test(&link->refs))
@@ -120,7 +127,10 @@ static void pmuctx_link_register_work(struct callback_head *head)
 
 	if (link->exited) {
 		/* Detached before it ever registered. */
-	} else if (current->flags & PF_EXITING) {
+	} else if ((current->flags & PF_EXITING) ||
+		   (current->self_exec_id != link->exec_id &&
+		    pmuctx_exec_detaches(current))) {
+		/* Gone, or exec'd into an image its attacher may not count. */
 		pmuctx_task_exited(link);
 	} else {
 		preempt_disable();
@@ -146,10 +156,10 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 	if (link)
 		return link;
 
-	link = pmuctx_link_alloc(t, GFP_KERNEL);
+	link = pmuctx_link_alloc(t, GFP_KERNEL_ACCOUNT);
 	if (!link)
 		return ERR_PTR(-ENOMEM);
-	ctx = pmuctx_ctx_alloc(GFP_KERNEL);
+	ctx = pmuctx_ctx_alloc(GFP_KERNEL_ACCOUNT);
 	if (!ctx) {
 		pmuctx_link_put(link);
 		return ERR_PTR(-ENOMEM);
@@ -158,6 +168,8 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 	ctx->link = link;
 	RCU_INIT_POINTER(link->ctx, ctx);
 	link->migrations_at_out = READ_ONCE(t->se.nr_migrations);
+	/* The caller holds the target's exec_update_lock: no exec meanwhile. */
+	link->exec_id = t->self_exec_id;
 
 	spin_lock(&pmuctx_links_lock);
 	rcu_read_lock();
@@ -171,6 +183,21 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 		return raced;
 	}
 	rcu_read_unlock();
+	/*
+	 * A child is findable by pid before its parent's fork hook gave it
+	 * its link, and stays TASK_NEW until after that hook.  Under this
+	 * lock, which the hook takes to index the link: TASK_NEW and no link
+	 * means the hook may still add one, so refuse rather than make a
+	 * second.  Waiting is no option: the parent may fault (even on a
+	 * userfaultfd page) before it wakes the child.
+	 */
+	if (READ_ONCE(t->__state) == TASK_NEW) {
+		spin_unlock(&pmuctx_links_lock);
+		RCU_INIT_POINTER(link->ctx, NULL);
+		pmuctx_ctx_put(ctx);
+		pmuctx_link_put(link);
+		return ERR_PTR(-EAGAIN);
+	}
 	hash_add_rcu(pmuctx_links, &link->index_node, (unsigned long)t);
 	spin_unlock(&pmuctx_links_lock);
 

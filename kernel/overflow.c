@@ -14,6 +14,7 @@
 #include <linux/mm.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
 #include <linux/smp.h>
 #include "pmuctx.h"
 
@@ -28,6 +29,25 @@ void pmuctx_counter_wake(struct irq_work *work)
 		kill_fasync(&c->fasync, SIGIO, POLL_IN);
 }
 
+/*
+ * Where the sample was taken, as far as the counter may know: a counter
+ * that excludes kernel mode (all an unprivileged user gets) never learns
+ * a kernel address.  An overflow that lands in the kernel (the interrupt
+ * is late, or the count ran out right at a syscall) is attributed to
+ * where the task entered the kernel.  NULL: no user context to report.
+ */
+static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
+					  struct pt_regs *regs)
+{
+	if (regs && user_mode(regs))
+		return regs;
+	if (regs && !(orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
+		return regs;
+	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
+		return task_pt_regs(current);
+	return NULL;
+}
+
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				 struct pt_regs *regs)
 {
@@ -36,6 +56,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 
 	if (!ring)
 		return;
+	regs = pmuctx_sample_regs(orig, regs);
 	raw_spin_lock(&ring->lock);
 	if (ring->head - ring->tail >= PMUCTX_SAMPLE_RING) {
 		ring->lost++;

@@ -93,6 +93,14 @@ enum pmuctx_clock {
 
 struct pmuctx_link;
 
+/* Preallocated child of a fork: its link, its context, its clones. */
+struct pmuctx_fork_kit {
+	struct pmuctx_link *link;
+	struct pmuctx_context *ctx;
+	unsigned int nr;
+	struct pmuctx_counter *clones[];
+};
+
 struct pmuctx_context {
 	refcount_t refs;	/* link->ctx, each counter->ctx, temporaries */
 
@@ -132,6 +140,20 @@ struct pmuctx_context {
 	unsigned long used_mask;
 	unsigned int nr_hw;
 	/*
+	 * INHERIT_STAT counters keep per-task values, which a swap would have
+	 * to exchange counter by counter: such contexts never swap.
+	 */
+	unsigned int nr_inherit_stat;
+	/*
+	 * Everything the next fork of the holder needs, allocated in process
+	 * context beforehand: the fork hook runs atomic and never allocates.
+	 * Covers every inheriting counter (NULL when there is none, or right
+	 * after a fork took it until the holder refills it on its way back to
+	 * user space).  A context missing its kit does not swap, so the task
+	 * that refills it is the one that holds it.
+	 */
+	struct pmuctx_fork_kit *fork_kit;
+	/*
 	 * Counters mapped for self-reads: their pages describe this context
 	 * to the task that mapped them, so it never swaps (ctx->lock).
 	 */
@@ -158,12 +180,20 @@ struct pmuctx_link {
 	struct callback_head register_work;	/* attach to another task */
 	struct callback_head detach_work;	/* context became empty */
 	bool detach_queued;	/* under its ctx->lock */
+	/*
+	 * Refills the fork kit of the task's context.  Queued by the task's
+	 * own fork hook (for itself, and once for the child before it ever
+	 * ran); runs in the task on its way to user space.
+	 */
+	struct callback_head kit_work;
+	bool kit_queued;
 	/* Written only by the task itself (hooks, task works). */
 	bool registered;	/* notifier on the task's list */
 	bool exited;		/* retired: no context, out of the index */
 	/* Written by the task's own sched_in/out under ctx->lock. */
 	u64 snap[PMUCTX_NR_CLOCKS];
 	u64 migrations_at_out;
+	u64 exec_id;		/* the task's self_exec_id when attached */
 	struct rcu_head rcu;
 };
 
@@ -195,6 +225,19 @@ struct pmuctx_counter {
 	/* Originals: live clones and exited clones' totals. */
 	spinlock_t child_lock;
 	struct list_head children;
+	/*
+	 * Set (under child_lock) when the original's file is released; forks
+	 * that start later clone it no more, and release waits out those in
+	 * flight (they run in RCU-sched read sections) before retiring clones.
+	 */
+	bool closing;
+	/*
+	 * Family enable/disable: odd while one is walking the family, bumped
+	 * again when done (child_lock).  A fork that copied an instance's state
+	 * while one ran gives its clone @family_on instead.
+	 */
+	u32 enable_seq;
+	bool family_on;
 	u64 child_value, child_enabled, child_running;
 	u64 exited_clones, child_loads, child_swaps;
 	atomic64_t inherit_failed;
@@ -231,6 +274,10 @@ void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
 bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b);
+struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
+void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
+unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx);
+extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
 void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx, struct task_struct *t,
 			    struct pmuctx_link *link);
@@ -254,6 +301,7 @@ void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
+void pmuctx_counter_free_unused(struct pmuctx_counter *c);
 void pmuctx_counter_get(struct pmuctx_counter *c);
 void pmuctx_counter_put(struct pmuctx_counter *c);
 u64 pmuctx_counter_value(struct pmuctx_counter *c, const u64 *clk);
@@ -269,6 +317,8 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
 void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone);
+void pmuctx_counter_retire_clones(struct pmuctx_counter *c);
+bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c);
 
 /* link.c: the task index and notifier registration */
 extern spinlock_t pmuctx_links_lock;
@@ -278,6 +328,7 @@ struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t);
 struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t);
 struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t);
 void pmuctx_link_put(struct pmuctx_link *link);
+void pmuctx_link_free_unused(struct pmuctx_link *link);
 void pmuctx_link_index_add(struct pmuctx_link *link);
 void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
@@ -294,6 +345,8 @@ void pmuctx_ctx_unload(struct pmuctx_context *ctx);
 int pmuctx_inherit_init(void);
 void pmuctx_inherit_exit(void);
 void pmuctx_task_exited(struct pmuctx_link *link);
+void pmuctx_kit_queue(struct pmuctx_link *link, struct task_struct *t);
+bool pmuctx_exec_detaches(struct task_struct *t);
 
 /* attach.c */
 struct task_struct *pmuctx_find_target(s32 target, u32 flags);

@@ -96,49 +96,10 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
 }
 
 /*
- * inherit_stat: counts belong to tasks, not contexts.  Exchange the values
- * of corresponding counters so each task keeps its own across the swap.
- * Equivalent contexts list the same counters in the same order.
- */
-static void pmuctx_swap_stats(struct pmuctx_context *a,
-			      struct pmuctx_context *b)
-{
-	struct pmuctx_counter *ca, *cb;
-	u64 clk_a[PMUCTX_NR_CLOCKS], clk_b[PMUCTX_NR_CLOCKS];
-	u64 va, vb, ta, tb, unused;
-
-	pmuctx_ctx_clocks_now(a, clk_a);
-	pmuctx_ctx_clocks_now(b, clk_b);
-	cb = list_first_entry(&b->counters, struct pmuctx_counter, ctx_entry);
-	list_for_each_entry(ca, &a->counters, ctx_entry) {
-		if (list_entry_is_head(cb, &b->counters, ctx_entry))
-			break;
-		if (ca->attr.flags & PMUCTX_ATTR_INHERIT_STAT) {
-			va = pmuctx_counter_value(ca, clk_a);
-			vb = pmuctx_counter_value(cb, clk_b);
-			pmuctx_counter_times(ca, clk_a, &ta, &unused);
-			pmuctx_counter_times(cb, clk_b, &tb, &unused);
-			pmuctx_counter_rebase(ca, vb, tb, clk_a);
-			pmuctx_counter_rebase(cb, va, ta, clk_b);
-		}
-		cb = list_next_entry(cb, ctx_entry);
-	}
-}
-
-static bool pmuctx_ctx_has_inherit_stat(struct pmuctx_context *ctx)
-{
-	struct pmuctx_counter *c;
-
-	list_for_each_entry(c, &ctx->counters, ctx_entry)
-		if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
-			return true;
-	return false;
-}
-
-/*
  * Hand prev's loaded context to next and take next's (unloaded) one: the
  * PMU keeps counting into the family, which is summed at the original
- * anyway.  Both locks held.
+ * anyway.  O(1) whatever the number of counters: contexts whose values
+ * are per task (INHERIT_STAT) are never equivalent.  Both locks held.
  */
 static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 			struct pmuctx_link *nlink, struct pmuctx_context *nctx,
@@ -153,8 +114,6 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 	ctx->swaps++;
 	ctx->seq++;
 	nctx->seq++;
-	if (pmuctx_ctx_has_inherit_stat(ctx))
-		pmuctx_swap_stats(ctx, nctx);
 }
 
 /*

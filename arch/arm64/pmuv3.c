@@ -7,6 +7,8 @@
 
 #include <linux/bitfield.h>
 #include <linux/bitops.h>
+#include <linux/cpu_pm.h>
+#include <linux/cpuhotplug.h>
 #include <linux/errno.h>
 #include <linux/interrupt.h>
 #include <linux/irq.h>
@@ -19,6 +21,7 @@
 #include <linux/sched/task_stack.h>
 #include <asm/irq_regs.h>
 #include <asm/sysreg.h>
+#include <asm/virt.h>
 #include "pmuctx.h"
 
 #define PMUVER_SHIFT		8	/* ID_AA64DFR0_EL1.PMUVer */
@@ -30,6 +33,7 @@
 #define PMCR_LC			BIT(6)	/* cycle counter overflows at 64 bits */
 #define PMEVTYPER_P		BIT(31)	/* do not count EL1 */
 #define PMEVTYPER_U		BIT(30)	/* do not count EL0 */
+#define PMEVTYPER_NSH		BIT(27)	/* count EL2 (the kernel, under VHE) */
 #define PMEVTYPER_EVENT		GENMASK(15, 0)
 #define PMU_CYCLE_IDX		31
 #define PMUSERENR_CR		BIT(2)	/* EL0 may read the cycle counter */
@@ -44,8 +48,28 @@
 /* Periods stay below half the 32-bit range so no overflow goes unseen. */
 #define PMU_MAX_PERIOD		BIT_ULL(31)
 
+/*
+ * Overflow storms (sample_period 1 on a busy event) would keep a CPU in
+ * this interrupt.  Past max_irqs_per_tick interrupts in one jiffy, counters
+ * are re-armed at least PMU_THROTTLE_EVENTS ahead: the overflow count stays
+ * exact (it is computed from the events, not from interrupts), only fewer
+ * samples are taken until the next jiffy.
+ */
+#define PMU_THROTTLE_EVENTS	BIT_ULL(20)
+static unsigned int max_irqs_per_tick = 64;
+module_param(max_irqs_per_tick, uint, 0644);
+MODULE_PARM_DESC(max_irqs_per_tick,
+		 "PMU overflow interrupts per CPU and jiffy before samples are throttled");
+
+struct pmuv3_irq_rate {
+	unsigned long jiffy;
+	unsigned int irqs;
+};
+static DEFINE_PER_CPU(struct pmuv3_irq_rate, pmuv3_irq_rate);
+
 static int pmuv3_irq = -1;
 static DEFINE_PER_CPU(int, pmuv3_irq_cookie);
+static enum cpuhp_state pmuv3_hp_state = CPUHP_INVALID;
 
 static struct pmuctx_hw_desc pmuv3_desc;
 
@@ -78,7 +102,8 @@ static void pmuv3_write_type(int idx, u64 config)
 {
 	if (idx == PMU_CYCLE_IDX) {
 		/* The cycle counter takes only the filter bits. */
-		write_sysreg(config & (PMEVTYPER_P | PMEVTYPER_U), pmccfiltr_el0);
+		write_sysreg(config & (PMEVTYPER_P | PMEVTYPER_U | PMEVTYPER_NSH),
+			     pmccfiltr_el0);
 		return;
 	}
 	write_sysreg(idx, pmselr_el0);
@@ -117,9 +142,14 @@ static int pmuv3_event_init(struct pmuctx_counter *c)
 		return -ENOENT;
 	if (attr->sample_period > PMU_MAX_PERIOD)
 		return -EINVAL;
+	/* Without an overflow interrupt a period could never be reported. */
+	if (attr->sample_period && !(pmuv3_desc.features & PMUCTX_FEAT_OVERFLOW))
+		return -EOPNOTSUPP;
 	c->hw_config = event;
 	if (attr->flags & PMUCTX_ATTR_EXCLUDE_KERNEL)
 		c->hw_config |= PMEVTYPER_P;
+	else if (is_kernel_in_hyp_mode())
+		c->hw_config |= PMEVTYPER_NSH;	/* VHE: the kernel is EL2 */
 	if (attr->flags & PMUCTX_ATTR_EXCLUDE_USER)
 		c->hw_config |= PMEVTYPER_U;
 	return 0;
@@ -160,7 +190,8 @@ static void pmuv3_start(struct pmuctx_counter *c)
  * the counter width, so a wrap between two folds costs nothing as long as
  * the overflow interrupt comes before a second wrap.
  */
-static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs)
+static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs,
+			   u64 arm_floor)
 {
 	u64 period = c->attr.sample_period, mask = pmuv3_width_mask(c->hw_idx);
 	u64 raw = pmuv3_read_counter(c->hw_idx);
@@ -174,7 +205,10 @@ static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs)
 		delta -= c->period_left;
 		n = 1 + div64_u64(delta, period);
 		c->period_left = period - (delta - (n - 1) * period);
-		c->hw_prev = pmuv3_start_value(c->hw_idx, c->period_left);
+		/* Armed further ahead when throttled: @period_left stays exact. */
+		c->hw_prev = pmuv3_start_value(c->hw_idx,
+					       min(max(c->period_left, arm_floor),
+						   PMU_MAX_PERIOD));
 		pmuv3_write_counter(c->hw_idx, c->hw_prev);
 	} else {
 		c->period_left -= delta;
@@ -183,7 +217,8 @@ static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs)
 		pmuctx_counter_overflowed(c, regs, n);
 }
 
-static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs)
+static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs,
+			    u64 arm_floor)
 {
 	unsigned long used = ctx->used_mask;
 	int idx;
@@ -191,19 +226,32 @@ static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs)
 	write_sysreg(read_sysreg(pmovsclr_el0) & used, pmovsclr_el0);
 	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
 		if (ctx->slots[idx])
-			pmuv3_fold_one(ctx->slots[idx], regs);
+			pmuv3_fold_one(ctx->slots[idx], regs, arm_floor);
 }
 
 /* Outside the interrupt a sample records where the task was in user space. */
 static void pmuv3_fold(struct pmuctx_context *ctx)
 {
-	pmuv3_fold_regs(ctx, current->mm ? task_pt_regs(current) : NULL);
+	pmuv3_fold_regs(ctx, current->mm ? task_pt_regs(current) : NULL, 0);
+}
+
+/* Every counter register EL0 could read, other than @keep's, reads 0. */
+static void pmuv3_zero_others(unsigned long keep)
+{
+	unsigned int idx;
+
+	for (idx = 0; idx < pmuv3_desc.nr_general; idx++)
+		if (!test_bit(idx, &keep))
+			pmuv3_write_counter(idx, 0);
+	if (!test_bit(PMU_CYCLE_IDX, &keep))
+		pmuv3_write_counter(PMU_CYCLE_IDX, 0);
 }
 
 /*
  * EL0 may read the counters only while a context with a mapped counter is
- * loaded, and unload zeroes what it used: no task ever reads another's
- * counts, and tasks without self-reads trap.
+ * loaded, and then every register it did not program reads 0 (PMUSERENR
+ * opens all of them at once): no task ever reads another's counts, and
+ * tasks without self-reads trap.
  */
 static void pmuv3_load(struct pmuctx_context *ctx)
 {
@@ -215,6 +263,8 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
 		if (ctx->slots[idx])
 			pmuv3_start(ctx->slots[idx]);
+	if (ctx->nr_mapped)
+		pmuv3_zero_others(used);
 	write_sysreg(ctx->nr_mapped ? PMUSERENR_ER | PMUSERENR_CR : 0,
 		     pmuserenr_el0);
 	isb();
@@ -253,6 +303,9 @@ static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		write_sysreg(BIT(idx), pmcntenclr_el0);
 		write_sysreg(BIT(idx), pmintenclr_el1);
 		write_sysreg(BIT(idx), pmovsclr_el0);
+		isb();
+		/* A released slot keeps no count behind. */
+		pmuv3_write_counter(idx, 0);
 	}
 	isb();
 }
@@ -261,6 +314,18 @@ static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
  * The overflow demux: only the context loaded on this CPU can own the
  * overflowed counters, and its slot table says which counter each one is.
  */
+static u64 pmuv3_throttle_floor(void)
+{
+	struct pmuv3_irq_rate *rate = this_cpu_ptr(&pmuv3_irq_rate);
+
+	if (rate->jiffy != jiffies) {
+		rate->jiffy = jiffies;
+		rate->irqs = 0;
+	}
+	return ++rate->irqs > READ_ONCE(max_irqs_per_tick) ?
+	       PMU_THROTTLE_EVENTS : 0;
+}
+
 static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 {
 	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
@@ -272,7 +337,7 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 	}
 	raw_spin_lock(&ctx->lock);
 	if (ctx->loaded_cpu == smp_processor_id()) {
-		pmuv3_fold_regs(ctx, get_irq_regs());
+		pmuv3_fold_regs(ctx, get_irq_regs(), pmuv3_throttle_floor());
 		pmuctx_ctx_update_user_pages(ctx);
 	} else {
 		write_sysreg(ovs, pmovsclr_el0);
@@ -281,8 +346,8 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 	return IRQ_HANDLED;
 }
 
-/* Every CPU: counters off and quiet, EL0 access trapping, PMU enabled. */
-static void pmuv3_cpu_init(void *unused)
+/* Counters off, quiet and zero, EL0 access trapping, PMU enabled. */
+static void pmuv3_cpu_reset(void)
 {
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
@@ -290,11 +355,20 @@ static void pmuv3_cpu_init(void *unused)
 	write_sysreg(0, pmuserenr_el0);
 	write_sysreg(PMCR_E | PMCR_LC, pmcr_el0);
 	isb();
-	if (pmuv3_irq > 0)
-		enable_percpu_irq(pmuv3_irq, IRQ_TYPE_NONE);
+	pmuv3_zero_others(0);
+	isb();
 }
 
-static void pmuv3_cpu_stop(void *unused)
+/* Every CPU as it comes online (and every online one at load). */
+static int pmuv3_cpu_online(unsigned int cpu)
+{
+	pmuv3_cpu_reset();
+	if (pmuv3_irq > 0)
+		enable_percpu_irq(pmuv3_irq, IRQ_TYPE_NONE);
+	return 0;
+}
+
+static int pmuv3_cpu_offline(unsigned int cpu)
 {
 	if (pmuv3_irq > 0)
 		disable_percpu_irq(pmuv3_irq);
@@ -303,11 +377,32 @@ static void pmuv3_cpu_stop(void *unused)
 	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
 	write_sysreg(0, pmcr_el0);
 	isb();
+	return 0;
 }
+
+/*
+ * A CPU that powers down loses its PMU state (PMCR.E among it).  The idle
+ * task holds no context, so nothing is loaded then: reset on the way up.
+ */
+static int pmuv3_cpu_pm(struct notifier_block *nb, unsigned long action,
+			void *unused)
+{
+	if (action == CPU_PM_EXIT || action == CPU_PM_ENTER_FAILED)
+		pmuv3_cpu_reset();
+	return NOTIFY_OK;
+}
+
+static struct notifier_block pmuv3_cpu_pm_nb = {
+	.notifier_call = pmuv3_cpu_pm,
+};
 
 static void pmuv3_remove(void)
 {
-	on_each_cpu(pmuv3_cpu_stop, NULL, 1);
+	cpu_pm_unregister_notifier(&pmuv3_cpu_pm_nb);
+	if (pmuv3_hp_state != CPUHP_INVALID) {
+		cpuhp_remove_state(pmuv3_hp_state);
+		pmuv3_hp_state = CPUHP_INVALID;
+	}
 	if (pmuv3_irq > 0) {
 		free_percpu_irq(pmuv3_irq, &pmuv3_irq_cookie);
 		pmuv3_irq = -1;
@@ -406,10 +501,27 @@ int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
 				  ((u64)lower_32_bits(ceid1) << 32);
 	pmuv3_desc.hw_events[1] = upper_32_bits(ceid0) |
 				  ((u64)upper_32_bits(ceid1) << 32);
-	on_each_cpu(pmuv3_cpu_init, NULL, 1);
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pmuctx/pmuv3:online",
+				pmuv3_cpu_online, pmuv3_cpu_offline);
+	if (err < 0)
+		goto free_irq;
+	pmuv3_hp_state = err;
+	err = cpu_pm_register_notifier(&pmuv3_cpu_pm_nb);
+	if (err) {
+		cpuhp_remove_state(pmuv3_hp_state);
+		pmuv3_hp_state = CPUHP_INVALID;
+		goto free_irq;
+	}
 
 	pr_info("PMUv3 version %u, %u event counters + cycle counter, overflow irq %d\n",
 		pmuver, pmuv3_desc.nr_general, pmuv3_irq);
 	*desc = &pmuv3_desc;
 	return 0;
+
+free_irq:
+	if (pmuv3_irq > 0) {
+		free_percpu_irq(pmuv3_irq, &pmuv3_irq_cookie);
+		pmuv3_irq = -1;
+	}
+	return err;
 }
