@@ -65,6 +65,7 @@ struct pmuv3_irq_rate {
 	unsigned long jiffy;
 	unsigned int irqs;
 };
+
 static DEFINE_PER_CPU(struct pmuv3_irq_rate, pmuv3_irq_rate);
 
 static int pmuv3_irq = -1;
@@ -310,22 +311,24 @@ static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	isb();
 }
 
-/*
- * The overflow demux: only the context loaded on this CPU can own the
- * overflowed counters, and its slot table says which counter each one is.
- */
+/* Re-arm distance while this CPU takes an interrupt storm, else 0. */
 static u64 pmuv3_throttle_floor(void)
 {
 	struct pmuv3_irq_rate *rate = this_cpu_ptr(&pmuv3_irq_rate);
+	unsigned long now = jiffies;
 
-	if (rate->jiffy != jiffies) {
-		rate->jiffy = jiffies;
+	if (rate->jiffy != now) {
+		rate->jiffy = now;
 		rate->irqs = 0;
 	}
 	return ++rate->irqs > READ_ONCE(max_irqs_per_tick) ?
 	       PMU_THROTTLE_EVENTS : 0;
 }
 
+/*
+ * The overflow demux: only the context loaded on this CPU can own the
+ * overflowed counters, and its slot table says which counter each one is.
+ */
 static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 {
 	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
