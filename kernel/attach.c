@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Who may count whom.  ptrace_may_access() is not exported to modules, so
- * the policy is our own and at least as strict as Yama's ptrace_scope=1:
- * yourself; your own descendants with matching credentials and a dumpable
- * mm; your tracees; anyone with CAP_PERFMON or CAP_SYS_PTRACE.
+ * Who may count whom.  ptrace_may_access() is not exported to modules (nor
+ * are the LSM and Yama hooks behind it), so the policy is our own, with
+ * Yama's scopes (Documentation/security.rst):
+ *   0  any task with matching credentials and a dumpable mm
+ *   1  (default) only your descendants (matching, dumpable) and tracees
+ *   2  only callers with CAP_PERFMON or CAP_SYS_PTRACE
+ *   3  nobody: every task counts itself only
+ * Yourself, always.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -11,6 +15,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <linux/moduleparam.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/sched/coredump.h>
@@ -146,17 +151,28 @@ static bool pmuctx_dumpable(struct task_struct *task)
 	return dumpable;
 }
 
+static unsigned int attach_scope = 1;
+module_param(attach_scope, uint, 0644);
+MODULE_PARM_DESC(attach_scope,
+		 "who may count other tasks, as Yama's ptrace_scope: 0 same credentials, 1 descendants and tracees, 2 CAP_PERFMON/CAP_SYS_PTRACE only, 3 nobody");
+
 /* 0, or -EACCES with the reason left to Documentation/uapi.rst. */
 int pmuctx_may_attach(struct task_struct *task)
 {
+	unsigned int scope = READ_ONCE(attach_scope);
+
 	if (same_thread_group(task, current))
 		return 0;
+	if (scope >= 3)
+		return -EACCES;
 	if (capable(CAP_PERFMON) || capable(CAP_SYS_PTRACE))
 		return 0;
-	if (pmuctx_is_tracee(task))
+	if (scope >= 2)
+		return -EACCES;
+	if (scope == 1 && pmuctx_is_tracee(task))
 		return 0;
-	if (pmuctx_is_descendant(task) && pmuctx_creds_match(task) &&
-	    pmuctx_dumpable(task))
+	if ((scope == 0 || pmuctx_is_descendant(task)) &&
+	    pmuctx_creds_match(task) && pmuctx_dumpable(task))
 		return 0;
 	return -EACCES;
 }
