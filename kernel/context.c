@@ -131,6 +131,7 @@ void pmuctx_ctx_changed(struct pmuctx_context *ctx)
 	lockdep_assert_held(&ctx->lock);
 	ctx->generation = pmuctx_new_cookie();
 	ctx->family = 0;
+	pmuctx_ctx_update_swap_key(ctx);
 }
 
 /*
@@ -147,22 +148,23 @@ static bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 /*
  * Two contexts are equivalent when they hold the same counters in the same
  * states: both unmodified clones of one family, or one the unmodified
- * original the other was cloned from.  Both locks held.
+ * original the other was cloned from.  Clones carry their parent's family,
+ * or its generation if it is an original (flattened), so the family root
+ * (family, else generation) is equal exactly then.  Precomputed for the
+ * scheduler, with 0 for contexts that may not change holders.
  */
-bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b)
+void pmuctx_ctx_update_swap_key(struct pmuctx_context *ctx)
 {
-	if (!pmuctx_ctx_swappable(a) || !pmuctx_ctx_swappable(b))
-		return false;
-	if (a->family && a->family == b->family)
-		return true;
-	return a->generation == b->family || b->generation == a->family;
+	lockdep_assert_held(&ctx->lock);
+	ctx->swap_key = pmuctx_ctx_swappable(ctx) ?
+			(ctx->family ?: ctx->generation) : 0;
 }
 
-void pmuctx_link_snapshot(struct pmuctx_link *link, struct task_struct *t)
+void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 {
-	link->snap[PMUCTX_CLK_TIME] = local_clock();
-	link->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
-	link->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
+	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
+	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
 }
 
 /*
@@ -172,17 +174,16 @@ void pmuctx_link_snapshot(struct pmuctx_link *link, struct task_struct *t)
  */
 static void pmuctx_holder_delta(struct pmuctx_context *ctx, u64 *delta)
 {
-	struct pmuctx_link *link = ctx->link;
 	struct task_struct *t = ctx->task;
-	s64 dt = local_clock() - link->snap[PMUCTX_CLK_TIME];
+	s64 dt = local_clock() - ctx->snap[PMUCTX_CLK_TIME];
 
 	delta[PMUCTX_CLK_TIME] = dt > 0 ? dt : 0;
 	/* Racy by design when the holder runs elsewhere, see above. */
 	delta[PMUCTX_CLK_MINFLT] = data_race(READ_ONCE(t->min_flt)) -
-				   link->snap[PMUCTX_CLK_MINFLT];
+				   ctx->snap[PMUCTX_CLK_MINFLT];
 	/* Likewise. */
 	delta[PMUCTX_CLK_MAJFLT] = data_race(READ_ONCE(t->maj_flt)) -
-				   link->snap[PMUCTX_CLK_MAJFLT];
+				   ctx->snap[PMUCTX_CLK_MAJFLT];
 }
 
 /* ctx->lock held: the clocks as of now. */
@@ -204,8 +205,7 @@ void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 }
 
 /* ctx->lock held: stop the clocks, crediting the holder's progress. */
-void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx, struct task_struct *t,
-			    struct pmuctx_link *link)
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 {
 	u64 delta[PMUCTX_NR_CLOCKS] = {};
 	int i;

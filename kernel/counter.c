@@ -294,6 +294,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 		ctx->nr_mapped--;
 	list_del_init(&c->ctx_entry);
 	ctx->nr_counters--;
+	/* (pmuctx_ctx_changed() below refreshes the swap key.) */
 	if (pmuctx_counter_inherits(c, false))
 		ctx->nr_inherit--;
 	else if (pmuctx_counter_inherits(c, true))

@@ -845,6 +845,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		inst->user_page = spare;
 		spare = NULL;
 		ctx->nr_mapped++;
+		pmuctx_ctx_update_swap_key(ctx);
 		/* Reload to grant EL0 access, which only mapped contexts get. */
 		if (ctx->loaded_cpu == smp_processor_id()) {
 			pmuctx_hw->unload(ctx);

@@ -82,7 +82,10 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 			cctx->nr_inherit_stat++;
 	}
 
-	/* Clones of a complete context are equivalent to it (flattened). */
+	/*
+	 * Clones of a complete context are equivalent to it (flattened).  The
+	 * swap key stays 0 until the child has its own fork kit.
+	 */
 	if (i == pctx->nr_counters)
 		cctx->family = pctx->family ?: pctx->generation;
 	else
@@ -149,6 +152,7 @@ static void pmuctx_kit_refill(struct pmuctx_link *link)
 		    kit->nr >= pmuctx_kit_size(ctx)) {
 			ctx->fork_kit = kit;
 			kit = NULL;
+			pmuctx_ctx_update_swap_key(ctx);
 		}
 		raw_spin_unlock_irq(&ctx->lock);
 		pmuctx_kit_free(kit);
@@ -227,6 +231,7 @@ static void pmuctx_on_fork(void *data, struct task_struct *parent,
 		return;
 	}
 	pctx->fork_kit = NULL;
+	pmuctx_ctx_update_swap_key(pctx);
 	used = pmuctx_fork_fill(kit, pctx, thread);
 	raw_spin_unlock_irqrestore(&pctx->lock, flags);
 	pmuctx_kit_queue(plink, current);
@@ -273,13 +278,13 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 
 	if (ctx) {
 		raw_spin_lock_irqsave(&ctx->lock, flags);
-		if (ctx->clocks_running)
-			pmuctx_ctx_fold_holder(ctx, ctx->task, link);
+		pmuctx_ctx_fold_holder(ctx);
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
 		kit = ctx->fork_kit;
 		ctx->fork_kit = NULL;
 		ctx->dead = true;
+		pmuctx_ctx_update_swap_key(ctx);
 		ctx->task = NULL;
 		ctx->link = NULL;
 		ctx->seq++;

@@ -246,6 +246,7 @@ struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link)
 		raw_spin_lock_irqsave(&ctx->lock, flags);
 		if (ctx->link == link && !ctx->dead) {
 			ctx->pin_count++;
+			pmuctx_ctx_update_swap_key(ctx);
 			raw_spin_unlock_irqrestore(&ctx->lock, flags);
 			return ctx;
 		}
@@ -267,6 +268,7 @@ void pmuctx_ctx_unpin(struct pmuctx_context *ctx)
 
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	ctx->pin_count--;
+	pmuctx_ctx_update_swap_key(ctx);
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 	pmuctx_ctx_put(ctx);
 }
@@ -296,10 +298,11 @@ static void pmuctx_link_detach_work(struct callback_head *head)
 	if (!ctx->nr_counters && !ctx->pin_count && ctx->link == link &&
 	    rcu_access_pointer(link->ctx) == ctx) {
 		empty = true;
-		pmuctx_ctx_fold_holder(ctx, current, link);
+		pmuctx_ctx_fold_holder(ctx);
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
 		ctx->dead = true;
+		pmuctx_ctx_update_swap_key(ctx);
 		ctx->task = NULL;
 		ctx->link = NULL;
 	}

@@ -123,10 +123,31 @@ struct pmuctx_context {
 	u64 generation;		/* unique cookie, new on every change */
 	u64 family;		/* cookie shared by equivalent clones, 0 = none */
 	int pin_count;		/* >0: no swap (attach in progress) */
-	int loaded_cpu;		/* CPU whose PMU holds it, -1 = none */
-	bool clocks_running;	/* holder on CPU, its snapshot valid */
+	/*
+	 * CPU whose PMU holds it, -1 = none.  With @clocks_running, written
+	 * only on the holder's CPU (its sched hooks, its exit and detach, and
+	 * mmap by the holder), so sched_in on that CPU may read both without
+	 * the lock.
+	 */
+	int loaded_cpu;
+	bool clocks_running;	/* holder on CPU, @snap valid */
 	bool dead;		/* holder exited: frozen */
+	/*
+	 * Equivalence, precomputed: the family root (family, or the
+	 * generation of an original) while the context may change holders,
+	 * else 0.  Two contexts are equivalent iff their keys are equal and
+	 * non-zero.  Refreshed by pmuctx_ctx_update_swap_key() after every
+	 * change of what it depends on, under ctx->lock.
+	 */
+	u64 swap_key;
 	u64 clock[PMUCTX_NR_CLOCKS];
+	/*
+	 * The holder's time and fault counts when the clocks last started (or
+	 * when a swap handed the running context to a new holder: faults are
+	 * re-based then, time runs on, since the CPU goes straight from one
+	 * holder to the next).
+	 */
+	u64 snap[PMUCTX_NR_CLOCKS];
 	struct list_head counters;	/* every counter, in creation order */
 	unsigned int nr_counters;
 	unsigned int nr_inherit;	/* counters followed by fork */
@@ -190,8 +211,7 @@ struct pmuctx_link {
 	/* Written only by the task itself (hooks, task works). */
 	bool registered;	/* notifier on the task's list */
 	bool exited;		/* retired: no context, out of the index */
-	/* Written by the task's own sched_in/out under ctx->lock. */
-	u64 snap[PMUCTX_NR_CLOCKS];
+	/* The task's se.nr_migrations when last credited (ctx->lock). */
 	u64 migrations_at_out;
 	u64 exec_id;		/* the task's self_exec_id when attached */
 	struct rcu_head rcu;
@@ -273,15 +293,14 @@ void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
-bool pmuctx_ctx_equivalent(struct pmuctx_context *a, struct pmuctx_context *b);
+void pmuctx_ctx_update_swap_key(struct pmuctx_context *ctx);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
 void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
 unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx);
 extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
-void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx, struct task_struct *t,
-			    struct pmuctx_link *link);
-void pmuctx_link_snapshot(struct pmuctx_link *link, struct task_struct *t);
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
+void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t);
 int pmuctx_context_init(void);
 int pmuctx_counter_init(void);
 void pmuctx_counter_exit(void);

@@ -54,7 +54,7 @@ void pmuctx_ctx_unload(struct pmuctx_context *ctx)
 /*
  * The task starts running with its context: credit migrations that
  * happened while it waited, start the clocks, and load the context unless
- * an equivalent swap already left it loaded here.
+ * it is loaded here already.
  */
 static void pmuctx_sched_in_locked(struct pmuctx_link *link,
 				   struct pmuctx_context *ctx, int cpu)
@@ -64,7 +64,7 @@ static void pmuctx_sched_in_locked(struct pmuctx_link *link,
 
 	ctx->clock[PMUCTX_CLK_MIGRATIONS] += migr - link->migrations_at_out;
 	link->migrations_at_out = migr;
-	pmuctx_link_snapshot(link, t);
+	pmuctx_ctx_snapshot(ctx, t);
 	ctx->clocks_running = true;
 	if (ctx->loaded_cpu != cpu)
 		pmuctx_ctx_load(ctx, cpu);
@@ -83,10 +83,20 @@ static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
+/*
+ * After an equivalent swap the context is loaded here with its clocks
+ * running for this task already (sched_out did the rest): nothing to do,
+ * and both fields are only ever written on this CPU, so no lock.
+ */
 static void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 {
-	pmuctx_sched_in_link(container_of(pn, struct pmuctx_link, notifier),
-			     cpu);
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+
+	if (likely(ctx && ctx->clocks_running && ctx->loaded_cpu == cpu))
+		return;
+	pmuctx_sched_in_link(link, cpu);
 }
 
 /* For a task that just registered its notifier while running. */
@@ -96,20 +106,40 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
 }
 
 /*
- * Hand prev's loaded context to next and take next's (unloaded) one: the
- * PMU keeps counting into the family, which is summed at the original
- * anyway.  O(1) whatever the number of counters: contexts whose values
- * are per task (INHERIT_STAT) are never equivalent.  Both locks held.
+ * Hand prev's loaded, running context to next and take next's (unloaded,
+ * stopped) one.  The PMU keeps counting into the family, which is summed
+ * at the original anyway, and the time clock runs on: the CPU goes
+ * straight from prev to next.  What does change holder is re-based: prev's
+ * faults and switch-out are credited, next's fault counts become the
+ * snapshot and its migrations while it waited are credited, so next's
+ * sched_in has nothing left to do.  O(1) whatever the number of counters:
+ * contexts whose values are per task (INHERIT_STAT) never swap.  Both
+ * locks held.
  */
 static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 			struct pmuctx_link *nlink, struct pmuctx_context *nctx,
 			struct task_struct *next)
 {
+	struct task_struct *prev = current;
+	u64 nmigr = READ_ONCE(next->se.nr_migrations);
+	u64 nmin = READ_ONCE(next->min_flt), nmaj = READ_ONCE(next->maj_flt);
+
+	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
+					 ctx->snap[PMUCTX_CLK_MINFLT];
+	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
+					 ctx->snap[PMUCTX_CLK_MAJFLT];
+	ctx->snap[PMUCTX_CLK_MINFLT] = nmin;
+	ctx->snap[PMUCTX_CLK_MAJFLT] = nmaj;
+	ctx->clock[PMUCTX_CLK_SWITCHES]++;
+	ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr - nlink->migrations_at_out;
+	nlink->migrations_at_out = nmigr;
+	link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
+
 	rcu_assign_pointer(link->ctx, nctx);
 	rcu_assign_pointer(nlink->ctx, ctx);
 	ctx->task = next;
 	ctx->link = nlink;
-	nctx->task = current;
+	nctx->task = prev;
 	nctx->link = link;
 	ctx->swaps++;
 	ctx->seq++;
@@ -154,7 +184,7 @@ static void pmuctx_sched_out(struct preempt_notifier *pn,
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 	struct pmuctx_context *nctx = NULL;
 	struct pmuctx_link *nlink;
-	bool swapped = false;
+	int cpu = smp_processor_id();
 
 	if (!ctx)
 		return;
@@ -162,25 +192,22 @@ static void pmuctx_sched_out(struct preempt_notifier *pn,
 	nlink = pmuctx_link_of_stopped(next);
 	if (nlink)
 		nctx = rcu_dereference_protected(nlink->ctx, 1);
-	if (nctx == ctx)
+	/* Keys are rechecked under the locks; this only avoids the second. */
+	if (nctx == ctx || !nctx || !READ_ONCE(nctx->swap_key) ||
+	    READ_ONCE(nctx->swap_key) != READ_ONCE(ctx->swap_key))
 		nctx = NULL;
 
 	pmuctx_lock_pair(ctx, nctx);
-
-	if (!ctx->dead) {
-		pmuctx_ctx_fold_holder(ctx, current, link);
+	if (nctx && ctx->swap_key && ctx->swap_key == nctx->swap_key &&
+	    ctx->loaded_cpu == cpu && ctx->clocks_running &&
+	    nctx->loaded_cpu < 0) {
+		pmuctx_swap(link, ctx, nlink, nctx, next);
+	} else if (!ctx->dead) {
+		pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
 		link->migrations_at_out = READ_ONCE(current->se.nr_migrations);
-		if (nctx && nctx->loaded_cpu < 0 &&
-		    ctx->loaded_cpu == smp_processor_id() &&
-		    pmuctx_ctx_equivalent(ctx, nctx)) {
-			pmuctx_swap(link, ctx, nlink, nctx, next);
-			swapped = true;
-		}
-		if (!swapped)
-			pmuctx_ctx_unload(ctx);
+		pmuctx_ctx_unload(ctx);
 	}
-
 	pmuctx_unlock_pair(ctx, nctx);
 }
 
