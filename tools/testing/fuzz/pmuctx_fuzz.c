@@ -191,6 +191,13 @@ struct worker {
 
 static struct worker W;
 
+/*
+ * fork() copies the fd table before the memory: a slot changed in between
+ * would name an fd the child does not have.  Slot changes hold this for
+ * reading, fork for writing.
+ */
+static pthread_rwlock_t fork_lock;
+
 struct stream {
 	uint64_t rng;
 	int w, t;
@@ -454,6 +461,8 @@ static void slot_put(struct stream *s, int idx, int fd, const struct pmuctx_attr
 {
 	struct slot *sl = &W.slots[idx];
 
+	if (!s->child)
+		pthread_rwlock_rdlock(&fork_lock);
 	lock(s, &sl->lock);
 	if (sl->kind != SK_EMPTY) {
 		close(sl->fd);
@@ -467,6 +476,8 @@ static void slot_put(struct stream *s, int idx, int fd, const struct pmuctx_attr
 		sl->attr = *a;
 	sl->gen++;
 	unlock(s, &sl->lock);
+	if (!s->child)
+		pthread_rwlock_unlock(&fork_lock);
 }
 
 /*
@@ -475,9 +486,15 @@ static void slot_put(struct stream *s, int idx, int fd, const struct pmuctx_attr
  */
 static int pick_fd(struct stream *s, struct snap *sn, const char **desc)
 {
-	int r = below(s, 100);
+	int r = below(s, 100), i, idx[3];
 
-	snap_slot(s, below(s, NSLOTS), sn);
+	for (i = 0; i < 3; i++)
+		idx[i] = below(s, NSLOTS);
+	for (i = 0; i < 3; i++) {
+		snap_slot(s, idx[i], sn);
+		if (sn->kind == SK_COUNTER)
+			break;
+	}
 	*desc = "slot";
 	if (r < 88) {
 		if (sn->kind == SK_COUNTER)
@@ -847,10 +864,12 @@ static void op_open(struct stream *s, char *attrbuf)
 		a.config = below(s, 8);
 	}
 	/* flags */
-	a.flags = rnd(s) & PMUCTX_ATTR_ALL & ~(chance(s, 60) ?
-		(PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL) : 0);
-	if (chance(s, 50))
-		a.flags &= ~(PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT);
+	a.flags = rnd(s) & PMUCTX_ATTR_ALL;
+	if (a.type == PMUCTX_TYPE_SOFTWARE && chance(s, 92))
+		a.flags &= ~(PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL);
+	if ((a.flags & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
+	    chance(s, 85))
+		a.flags |= PMUCTX_ATTR_INHERIT;
 	if (chance(s, 40))
 		a.flags &= ~PMUCTX_ATTR_ENABLE_ON_EXEC;
 	if (a.type != PMUCTX_TYPE_SOFTWARE && chance(s, 70))
@@ -873,15 +892,15 @@ static void op_open(struct stream *s, char *attrbuf)
 	/* size: exact, older, newer with zero or garbage tail, garbage */
 	r = below(s, 100);
 	size = sizeof(a);
-	if (r < 75) {
+	if (r < 85) {
 		size = sizeof(a);
-	} else if (r < 80) {
+	} else if (r < 88) {
 		size = below(s, PMUCTX_ATTR_SIZE_VER0);
 		need(&e, EINVAL);
-	} else if (r < 90) {
+	} else if (r < 94) {
 		size = sizeof(a) + 8 * (1 + below(s, 6));
 		tail = chance(s, 50);
-	} else if (r < 94) {
+	} else if (r < 97) {
 		size = 4096 - below(s, 2) * 8;
 		tail = chance(s, 30);
 	} else {
@@ -896,7 +915,7 @@ static void op_open(struct stream *s, char *attrbuf)
 	if (tail && size > sizeof(a))
 		attrbuf[sizeof(a) + below(s, (size < 4096 ? size : 4096) - sizeof(a))] = 1;
 	ap = (struct pmuctx_attr *)attrbuf;
-	attr_pk = chance(s, 95) ? P_GOOD : 1 + below(s, NR_PTR - 1);
+	attr_pk = chance(s, 98) ? P_GOOD : 1 + below(s, NR_PTR - 1);
 	if (attr_pk == P_RO || attr_pk == P_STRADDLE)
 		attr_pk = P_NONE;	/* (RO holds zeros: size 0, covered above) */
 	if (attr_pk != P_GOOD) {
@@ -974,7 +993,7 @@ static void op_open(struct stream *s, char *attrbuf)
 		need(&e, EINVAL);
 	}
 	argp = &args;
-	args_pk = chance(s, 97) ? P_GOOD : 1 + below(s, NR_PTR - 1);
+	args_pk = chance(s, 99) ? P_GOOD : 1 + below(s, NR_PTR - 1);
 	if (args_pk == P_STRADDLE)
 		args_pk = P_NONE;
 	if (args_pk != P_GOOD) {
@@ -1602,7 +1621,7 @@ static void op_mmap(struct stream *s)
 		if (sn.kind == SK_COUNTER && snap_stable(s, &sn)) {
 			if (sn.attr.type == PMUCTX_TYPE_SOFTWARE)
 				viol(s, "%s: mapped a software counter", what);
-			if (len != 4096 || off)
+			if ((len + 4095) / 4096 != 1 || off)
 				viol(s, "%s: mapped with a bad length or offset", what);
 			if (prot & PROT_WRITE)
 				viol(s, "%s: writable mapping", what);
@@ -1631,7 +1650,7 @@ static void op_mmap(struct stream *s)
 	allow(&e, ENODEV);
 	allow(&e, ESRCH);
 	allow(&e, EACCES);	/* VFS: PROT_EXEC, noexec */
-	if (len == 4096 && off == 0 && !(prot & PROT_WRITE) && !(prot & PROT_EXEC) &&
+	if ((len + 4095) / 4096 == 1 && off == 0 && !(prot & PROT_WRITE) && !(prot & PROT_EXEC) &&
 	    sn.attr.type == PMUCTX_TYPE_SOFTWARE) {
 		expect_init(&e);
 		need(&e, ENODEV);
@@ -1717,6 +1736,8 @@ static void op_dup(struct stream *s)
 		else {
 			struct slot *sl = &W.slots[slot];
 
+			if (!s->child)
+				pthread_rwlock_rdlock(&fork_lock);
 			lock(s, &sl->lock);
 			if (sl->gen == dst.gen) {
 				nfd = dup2(sn.fd, sl->fd);
@@ -1729,6 +1750,8 @@ static void op_dup(struct stream *s)
 				sl->gen++;
 			}
 			unlock(s, &sl->lock);
+			if (!s->child)
+				pthread_rwlock_unlock(&fork_lock);
 			return;
 		}
 	}
@@ -1747,6 +1770,8 @@ static void op_close(struct stream *s)
 	int i = below(s, NSLOTS), ret = 0;
 	struct slot *sl = &W.slots[i];
 
+	if (!s->child)
+		pthread_rwlock_rdlock(&fork_lock);
 	lock(s, &sl->lock);
 	if (opt_verbose)
 		say("[%s #%lu] close slot %d fd %d", s->tag, s->opno, i,
@@ -1758,6 +1783,8 @@ static void op_close(struct stream *s)
 		sl->gen++;
 	}
 	unlock(s, &sl->lock);
+	if (!s->child)
+		pthread_rwlock_unlock(&fork_lock);
 	record(OP_CLOSE, ret, errno);
 	if (ret)
 		viol(s, "close of slot %d failed: %s", i, ename(errno));
@@ -1862,7 +1889,20 @@ static void op_reap(struct stream *s)
 
 static void child_setup(void)
 {
+	int i;
+
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * A slot another thread was changing when we forked is inconsistent
+	 * (its lock is held in our copy): forget it.
+	 */
+	for (i = 0; i < NSLOTS; i++) {
+		if (pthread_mutex_trylock(&W.slots[i].lock)) {
+			W.slots[i].kind = SK_EMPTY;
+			continue;
+		}
+		pthread_mutex_unlock(&W.slots[i].lock);
+	}
 }
 
 static void op_fork(struct stream *s)
@@ -1875,7 +1915,10 @@ static void op_fork(struct stream *s)
 	if (opt_verbose)
 		say("[%s #%lu] fork seed=%#llx ops=%lu how=%d", s->tag, s->opno,
 		    (unsigned long long)seed, n, how);
+	pthread_rwlock_wrlock(&fork_lock);
 	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
 	if (p == 0) {
 		struct stream c = *s;
 
@@ -1898,7 +1941,10 @@ static void op_sleeper(struct stream *s)
 	bool exec = chance(s, 30);
 	pid_t p, old;
 
+	pthread_rwlock_wrlock(&fork_lock);
 	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
 	if (p == 0) {
 		child_setup();
 		if (exec)
@@ -2001,7 +2047,10 @@ static void op_exec(struct stream *s)
 	snprintf(marg, sizeof(marg), "%#llx", (unsigned long long)mask);
 	if (opt_verbose)
 		say("[%s #%lu] exec child seed=%s", s->tag, s->opno, arg);
+	pthread_rwlock_wrlock(&fork_lock);
 	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
 	if (p == 0) {
 		child_setup();
 		execl(self_exe, "pmuctx_fuzz", "--child-exec", arg, marg, (char *)NULL);
@@ -2113,6 +2162,15 @@ static void worker_setup_common(void)
 		sigaction(i, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	pthread_mutex_init(&W.lock, NULL);
+	{
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&fork_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
 	for (i = 0; i < NSLOTS; i++) {
 		pthread_mutex_init(&W.slots[i].lock, NULL);
 		W.slots[i].kind = SK_EMPTY;
@@ -2252,6 +2310,25 @@ static void worker_main(int idx, bool unpriv, unsigned long budget)
 
 /* ---- exec'd child modes ---- */
 
+/* What the loaded module offers: the hardware backend, allow_kernel. */
+static int probe(struct pmuctx_info *info)
+{
+	FILE *f = fopen("/sys/module/pmuctx/parameters/allow_kernel", "r");
+	int dev;
+
+	if (f) {
+		allow_kernel = fgetc(f) == 'Y';
+		fclose(f);
+	}
+	info->size = sizeof(*info);
+	dev = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	if (dev < 0 || ioctl(dev, PMUCTX_INFO, info))
+		return -1;
+	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
+	close(dev);
+	return 0;
+}
+
 static int child_exec_main(uint64_t seed, uint64_t mask)
 {
 	struct stream s = { .rng = seed, .child = true, .exec_child = true };
@@ -2259,6 +2336,10 @@ static int child_exec_main(uint64_t seed, uint64_t mask)
 	ssize_t n;
 	int fd, i = 0;
 
+	struct pmuctx_info info;
+
+	if (probe(&info))
+		return 2;
 	snprintf(s.tag, sizeof(s.tag), "exec%d", getpid());
 	for (i = 0; i < NR_CLASSES && i < 64; i++)
 		excluded[i] = (mask >> i) & 1;
@@ -2337,7 +2418,7 @@ static void exclude(const char *list)
 int main(int argc, char **argv)
 {
 	struct pmuctx_info info = { .size = sizeof(info) };
-	int i, status, nprivfail = 0, dev, hung = 0, unpriv_workers = 0;
+	int i, status, nprivfail = 0, hung = 0, unpriv_workers = 0;
 	double elapsed, last = 0, kill_at;
 	pid_t wpids[MAX_WORKERS] = { 0 };
 	char link[64];
@@ -2382,21 +2463,10 @@ int main(int argc, char **argv)
 	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 	n = readlink("/proc/1/exe", link, sizeof(link) - 1);
 	in_vm = n > 0 && !strncmp(link, "/bin/busybox", n);
-	{
-		FILE *f = fopen("/sys/module/pmuctx/parameters/allow_kernel", "r");
-
-		if (f) {
-			allow_kernel = fgetc(f) == 'Y';
-			fclose(f);
-		}
-	}
-	dev = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
-	if (dev < 0 || ioctl(dev, PMUCTX_INFO, &info)) {
-		say("not ok 1 - pmuctx_fuzz: /dev/pmuctx: %s", strerror(errno));
+	if (probe(&info)) {
+		printf("not ok 1 - pmuctx_fuzz: /dev/pmuctx: %s\n", strerror(errno));
 		return 1;
 	}
-	have_hw = info.features & PMUCTX_FEAT_HARDWARE;
-	close(dev);
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
