@@ -73,29 +73,29 @@ static const struct {
 	int weight;
 	bool child_ok;	/* may run in a forked or exec'd child */
 } ops[NR_OPS] = {
-	[OP_OPEN]	= { "open",	 24, true },
-	[OP_READ]	= { "read",	 18, true },
-	[OP_CTL]	= { "ctl",	 10, true },
-	[OP_ID]		= { "id",	  3, true },
-	[OP_STATS]	= { "stats",	  4, true },
-	[OP_TREE]	= { "tree",	  5, true },
-	[OP_SAMPLES]	= { "samples",	  3, true },
-	[OP_BADIOCTL]	= { "badioctl",	  3, true },
-	[OP_INFO]	= { "info",	  2, true },
-	[OP_POLL]	= { "poll",	  3, true },
-	[OP_MMAP]	= { "mmap",	  3, true },
-	[OP_MUNMAP]	= { "munmap",	  2, false },
-	[OP_FCNTL]	= { "fcntl",	  3, true },
-	[OP_DUP]	= { "dup",	  4, true },
-	[OP_CLOSE]	= { "close",	  8, true },
+	[OP_OPEN]	= { "open",	 72, true },
+	[OP_READ]	= { "read",	 54, true },
+	[OP_CTL]	= { "ctl",	 30, true },
+	[OP_ID]		= { "id",	  9, true },
+	[OP_STATS]	= { "stats",	 12, true },
+	[OP_TREE]	= { "tree",	 15, true },
+	[OP_SAMPLES]	= { "samples",	  9, true },
+	[OP_BADIOCTL]	= { "badioctl",	  9, true },
+	[OP_INFO]	= { "info",	  6, true },
+	[OP_POLL]	= { "poll",	  9, true },
+	[OP_MMAP]	= { "mmap",	  9, true },
+	[OP_MUNMAP]	= { "munmap",	  6, false },
+	[OP_FCNTL]	= { "fcntl",	  9, true },
+	[OP_DUP]	= { "dup",	 12, true },
+	[OP_CLOSE]	= { "close",	 24, true },
 	[OP_FORK]	= { "fork",	  2, false },
 	[OP_SLEEPER]	= { "sleeper",	  1, false },
 	[OP_KILL]	= { "kill",	  1, false },
-	[OP_REAP]	= { "reap",	  2, false },
+	[OP_REAP]	= { "reap",	  6, false },
 	[OP_THREAD]	= { "thread",	  1, false },
 	[OP_EXEC]	= { "exec",	  1, false },
-	[OP_AFFINITY]	= { "affinity",	  2, true },
-	[OP_WORK]	= { "work",	  3, true },
+	[OP_AFFINITY]	= { "affinity",	  6, true },
+	[OP_WORK]	= { "work",	  9, true },
 };
 
 /*
@@ -535,7 +535,8 @@ static bool mono_valid(uint64_t s0, uint64_t d0)
 	       __atomic_load_n(&W.reset_done, __ATOMIC_ACQUIRE) == d0;
 }
 
-static void mono_check(struct stream *s, uint64_t id, uint64_t value, uint64_t epoch)
+static void mono_check(struct stream *s, uint64_t id, uint64_t value, uint64_t epoch,
+		       const struct pmuctx_attr *a)
 {
 	struct mono *m = &W.mono[id % 512];
 	uint64_t old = 0;
@@ -558,9 +559,10 @@ static void mono_check(struct stream *s, uint64_t id, uint64_t value, uint64_t e
 	}
 	pthread_mutex_unlock(&W.lock);
 	if (bad)
-		viol(s, "counter id %llu went down from %llu to %llu without a reset",
-		     (unsigned long long)id, (unsigned long long)old,
-		     (unsigned long long)value);
+		viol(s, "counter id %llu (config %llu flags %#llx fmt %#llx) went down from %llu to %llu without a reset",
+		     (unsigned long long)id, (unsigned long long)a->config,
+		     (unsigned long long)a->flags, (unsigned long long)a->read_format,
+		     (unsigned long long)old, (unsigned long long)value);
 }
 
 /* ---- targets ---- */
@@ -1119,7 +1121,7 @@ static void op_read(struct stream *s, uint64_t *buf)
 		}
 		if ((fmt & PMUCTX_FORMAT_ID) && mono_valid(s0, d0))
 			for (i = 0; i < (int)nr; i++)
-				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0);
+				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0, &sn.attr);
 		return;
 	}
 	if (count < need_sz) {
@@ -1136,7 +1138,7 @@ static void op_read(struct stream *s, uint64_t *buf)
 		int idw = 1 + !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
 			  !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_RUNNING);
 
-		mono_check(s, buf[idw], buf[0], s0);
+		mono_check(s, buf[idw], buf[0], s0, &sn.attr);
 	}
 }
 
