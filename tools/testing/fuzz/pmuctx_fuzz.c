@@ -109,12 +109,13 @@ enum cls {
 	CL_TINY_PERIOD,		/* sample_period below 1000 */
 	CL_INHERIT_STAT,	/* PMUCTX_ATTR_INHERIT_STAT */
 	CL_MONOTONIC,		/* the "counter never decreases" check */
+	CL_SAMPLING,		/* any sample_period */
 	NR_CLASSES
 };
 
 static const char *const class_names[NR_CLASSES - NR_OPS] = {
 	"fake-pidfd", "unpriv", "pid1", "tiny-period", "inherit-stat",
-	"monotonic",
+	"monotonic", "sampling",
 };
 
 /* ---- shared state (MAP_SHARED, survives fork) ---- */
@@ -888,6 +889,8 @@ static void op_open(struct stream *s, char *attrbuf)
 		a.sample_period = periods[below(s, sizeof(periods) / sizeof(periods[0]))];
 		if (excluded[CL_TINY_PERIOD] && a.sample_period && a.sample_period < 1000)
 			a.sample_period = 1000;
+		if (excluded[CL_SAMPLING])
+			a.sample_period = 0;
 	}
 	expect_attr(&a, priv, &e);
 
@@ -2395,7 +2398,8 @@ static void usage(void)
 	    "                   [--threads N] [--verbose] [--exclude CLASS,...] [--no-CLASS]\n"
 	    "classes: every op (open read ctl id stats tree samples badioctl info poll\n"
 	    "  mmap munmap fcntl dup close fork sleeper kill reap thread exec affinity\n"
-	    "  work) and fake-pidfd unpriv pid1 tiny-period inherit-stat monotonic");
+	    "  work) and fake-pidfd unpriv pid1 tiny-period inherit-stat monotonic\n"
+	    "  sampling");
 	exit(2);
 }
 
@@ -2423,6 +2427,7 @@ int main(int argc, char **argv)
 	int i, status, nprivfail = 0, hung = 0, unpriv_workers = 0;
 	double elapsed, last = 0, kill_at;
 	pid_t wpids[MAX_WORKERS] = { 0 };
+	bool whung[MAX_WORKERS] = { false };
 	char link[64];
 	ssize_t n;
 	pid_t p;
@@ -2541,7 +2546,9 @@ int main(int argc, char **argv)
 					    i, sh->workers[i], elapsed - deadline);
 					kill(-sh->workers[i], SIGKILL);
 					kill(sh->workers[i], SIGKILL);
-					hung++;
+					if (!whung[i])
+						hung++;
+					whung[i] = true;
 				}
 			/* grandchildren re-parented to us (subreaper) */
 			kill_at = elapsed + 5;
