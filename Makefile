@@ -32,7 +32,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools check demo bench style clean
+.PHONY: all module deps userspace selftests tools fuzz check demo bench style clean
 
 all: module
 
@@ -44,7 +44,7 @@ deps:
 	scripts/deps.sh
 
 # Static userspace for one arch: selftests and, once they exist, the tools.
-userspace: selftests tools
+userspace: selftests tools fuzz
 
 selftests:
 	$(MAKE) -s -C tools/selftests/pmuctx OUT=$(BUILD)/$(ARCH)/selftests \
@@ -54,6 +54,10 @@ tools:
 	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
 	$(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
 		-o $(BUILD)/$(ARCH)/bin/ctxsw tools/bench/ctxsw.c $(BUILD)/$(ARCH)/bin/libpmuctx.a
+
+# The ABI fuzzer (tools/testing/fuzz), packed into the VM's /usr/bin.
+fuzz:
+	$(MAKE) -s -C tools/testing/fuzz OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
 
 bench:
 	scripts/bench

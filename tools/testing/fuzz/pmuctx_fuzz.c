@@ -1,0 +1,2579 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmuctx_fuzz: a seeded, time-bounded fuzzer of the pmuctx ABI.
+ *
+ * Several worker processes (half of them as uid 65534 when started as root),
+ * each with several threads, run random but mostly valid operations on
+ * /dev/pmuctx and on shared counter fds: opens with every attr field and
+ * target kind, reads and ioctls with good and bad sizes and pointers, poll,
+ * mmap, fcntl, dup/close, fork, threads, exec, kill, CPU hopping.
+ *
+ * Every operation and its arguments come from a per-stream PRNG seeded from
+ * --seed, the worker and the thread, never from results, so a seed replays
+ * the same operation stream (--verbose prints it).  Results are checked
+ * against Documentation/uapi.rst; a violation of the ABI fails the run
+ * (exit 1), errnos are counted per operation and printed at the end.
+ *
+ * Bounded by --ops and --seconds, whichever comes first; each worker has an
+ * alarm() watchdog and the supervisor kills stragglers, so it never hangs.
+ * Kernel splats are judged by scripts/vm-run, not here.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <linux/pmuctx.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define NSLOTS		32	/* counter fds a worker shares among threads */
+#define NKIDS		6	/* sleeping children used as targets */
+#define NDEAD		16	/* reaped pids remembered as dead targets */
+#define NMAPS		8
+#define NERR		134	/* errno values counted; 0 = success */
+#define BIGBUF		(64 * 1024)
+#define TREE_ROOM	65536
+#define MAX_WORKERS	16
+#define EXEC_VIOLATION	3	/* exit status of a child that saw a violation */
+
+/* ---- operations ---- */
+
+enum op {
+	OP_OPEN, OP_READ, OP_CTL, OP_ID, OP_STATS, OP_TREE, OP_SAMPLES,
+	OP_BADIOCTL, OP_INFO, OP_POLL, OP_MMAP, OP_MUNMAP, OP_FCNTL, OP_DUP,
+	OP_CLOSE, OP_FORK, OP_SLEEPER, OP_KILL, OP_REAP, OP_THREAD, OP_EXEC,
+	OP_AFFINITY, OP_WORK, NR_OPS
+};
+
+static const struct {
+	const char *name;
+	int weight;
+	bool child_ok;	/* may run in a forked or exec'd child */
+} ops[NR_OPS] = {
+	[OP_OPEN]	= { "open",	 72, true },
+	[OP_READ]	= { "read",	 54, true },
+	[OP_CTL]	= { "ctl",	 30, true },
+	[OP_ID]		= { "id",	  9, true },
+	[OP_STATS]	= { "stats",	 12, true },
+	[OP_TREE]	= { "tree",	 15, true },
+	[OP_SAMPLES]	= { "samples",	  9, true },
+	[OP_BADIOCTL]	= { "badioctl",	  9, true },
+	[OP_INFO]	= { "info",	  6, true },
+	[OP_POLL]	= { "poll",	  9, true },
+	[OP_MMAP]	= { "mmap",	  9, true },
+	[OP_MUNMAP]	= { "munmap",	  6, false },
+	[OP_FCNTL]	= { "fcntl",	  9, true },
+	[OP_DUP]	= { "dup",	 12, true },
+	[OP_CLOSE]	= { "close",	 24, true },
+	[OP_FORK]	= { "fork",	  2, false },
+	[OP_SLEEPER]	= { "sleeper",	  1, false },
+	[OP_KILL]	= { "kill",	  1, false },
+	[OP_REAP]	= { "reap",	  6, false },
+	[OP_THREAD]	= { "thread",	  1, false },
+	[OP_EXEC]	= { "exec",	  1, false },
+	[OP_AFFINITY]	= { "affinity",	  6, true },
+	[OP_WORK]	= { "work",	  9, true },
+};
+
+/*
+ * Classes --exclude (or --no-NAME) takes: every operation name, and these
+ * argument classes.
+ */
+enum cls {
+	CL_FAKE_PIDFD = NR_OPS,	/* FIFO / regular file named "[pidfd]" */
+	CL_UNPRIV,		/* workers as uid 65534 */
+	CL_PID1,		/* pid 1 as a target */
+	CL_TINY_PERIOD,		/* sample_period below 1000 */
+	CL_INHERIT_STAT,	/* PMUCTX_ATTR_INHERIT_STAT */
+	CL_MONOTONIC,		/* the "counter never decreases" check */
+	CL_SAMPLING,		/* any sample_period */
+	NR_CLASSES
+};
+
+static const char *const class_names[NR_CLASSES - NR_OPS] = {
+	"fake-pidfd", "unpriv", "pid1", "tiny-period", "inherit-stat",
+	"monotonic", "sampling",
+};
+
+/* ---- shared state (MAP_SHARED, survives fork) ---- */
+
+struct shared {
+	unsigned long errs[NR_OPS][NERR];
+	unsigned long ops;		/* every operation, children included */
+	unsigned long violations;
+	int stop;
+	pid_t workers[MAX_WORKERS];
+	pid_t top;
+};
+
+static struct shared *sh;
+
+/* ---- configuration ---- */
+
+static uint64_t opt_seed = 1;
+static unsigned long opt_ops = 100000;
+static unsigned int opt_seconds = 60;
+static int opt_workers = 4;
+static int opt_threads = 2;
+static int opt_verbose;
+static bool excluded[NR_CLASSES];
+static struct timespec t_start;
+static double deadline;		/* seconds since t_start */
+static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
+static bool allow_kernel;
+static bool in_vm;		/* pid 1 is the test VM's busybox init */
+static int ncpus;
+static const char *self_exe = "/proc/self/exe";
+
+/* ---- per worker ---- */
+
+enum slot_kind { SK_EMPTY, SK_COUNTER };
+
+struct slot {
+	pthread_mutex_t lock;
+	unsigned int gen;	/* bumped by every close and replace */
+	int fd;
+	int kind;
+	bool attr_known;	/* false for fds inherited across exec */
+	bool member;		/* opened with a group leader */
+	struct pmuctx_attr attr;
+};
+
+struct mono {
+	uint64_t id, epoch, value;
+};
+
+struct worker {
+	int idx;
+	bool unpriv;
+	int dev;
+	int fifo, regf, procf;	/* fake pidfds and other non-counter fds */
+	char dir[64];
+	char *bad;		/* three pages: read-write, read-only, none */
+	struct pmuctx_tree_entry *ents;	/* TREE_ROOM entries + one */
+	struct slot slots[NSLOTS];
+	pthread_mutex_t lock;	/* kids, dead, pidfds, maps, mono */
+	pid_t kids[NKIDS];
+	int kid_pidfd[NKIDS];
+	pid_t dead[NDEAD];
+	int dead_pidfd[NDEAD];
+	unsigned int ndead;
+	void *maps[NMAPS];
+	size_t maplen[NMAPS];
+	struct mono mono[512];
+	unsigned long reset_started, reset_done;
+	int transient;		/* live transient threads */
+	pid_t tids[8];		/* persistent threads' tids */
+	unsigned long closes;	/* pidfds closed: their numbers may be reused */
+};
+
+static struct worker W;
+
+/*
+ * fork() copies the fd table before the memory: a slot changed in between
+ * would name an fd the child does not have.  Slot changes hold this for
+ * reading, fork for writing.
+ */
+static pthread_rwlock_t fork_lock;
+
+struct stream {
+	uint64_t rng;
+	int w, t;
+	unsigned long opno;
+	bool child;	/* a forked or exec'd child: no locks, no resets */
+	bool exec_child;
+	char tag[48];
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rnd(struct stream *s)
+{
+	return splitmix(&s->rng);
+}
+
+static uint64_t below(struct stream *s, uint64_t n)
+{
+	return n ? rnd(s) % n : 0;
+}
+
+static bool chance(struct stream *s, int percent)
+{
+	return below(s, 100) < (uint64_t)percent;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (ts.tv_sec - t_start.tv_sec) + (ts.tv_nsec - t_start.tv_nsec) / 1e9;
+}
+
+static pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static void say(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, n) < 0)
+		return;
+}
+
+static void viol(struct stream *s, const char *fmt, ...)
+{
+	char buf[700];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say("VIOLATION [%s #%lu] seed=%llu: %s", s->tag, s->opno,
+	    (unsigned long long)opt_seed, buf);
+	if (sh)
+		__atomic_add_fetch(&sh->violations, 1, __ATOMIC_RELAXED);
+	else
+		s->exec_child = true;	/* exec'd child: report by exit status */
+	if (s->exec_child)
+		_exit(EXEC_VIOLATION);
+}
+
+static void record(enum op op, long ret, int err)
+{
+	int e = ret < 0 ? err : 0;
+
+	if (!sh)
+		return;
+	if (e < 0 || e >= NERR)
+		e = NERR - 1;
+	__atomic_add_fetch(&sh->errs[op][e], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sh->ops, 1, __ATOMIC_RELAXED);
+}
+
+static void lock(struct stream *s, pthread_mutex_t *m)
+{
+	if (!s->child)
+		pthread_mutex_lock(m);
+}
+
+static void unlock(struct stream *s, pthread_mutex_t *m)
+{
+	if (!s->child)
+		pthread_mutex_unlock(m);
+}
+
+/* ---- expectations ---- */
+
+struct expect {
+	uint64_t ok[3];		/* allowed errnos, a bitmap */
+	bool must_fail;
+	bool strict;		/* errno must be in ok[] */
+};
+
+static void allow(struct expect *e, int err)
+{
+	e->ok[err / 64] |= 1ULL << (err % 64);
+}
+
+static bool allowed(const struct expect *e, int err)
+{
+	return err >= 0 && err < 192 && (e->ok[err / 64] >> (err % 64)) & 1;
+}
+
+static void need(struct expect *e, int err)	/* an error that must happen */
+{
+	allow(e, err);
+	e->must_fail = true;
+}
+
+static void expect_init(struct expect *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->strict = true;
+	allow(e, ENOMEM);
+}
+
+static const char *ename(int e)
+{
+	static const char *const n[] = {
+		[0] = "ok", [EPERM] = "EPERM", [ENOENT] = "ENOENT",
+		[ESRCH] = "ESRCH", [EINTR] = "EINTR", [EBADF] = "EBADF",
+		[ECHILD] = "ECHILD", [EAGAIN] = "EAGAIN", [ENOMEM] = "ENOMEM",
+		[EACCES] = "EACCES", [EFAULT] = "EFAULT", [EBUSY] = "EBUSY",
+		[EEXIST] = "EEXIST", [ENODEV] = "ENODEV", [EINVAL] = "EINVAL",
+		[ENFILE] = "ENFILE", [EMFILE] = "EMFILE", [ENOTTY] = "ENOTTY",
+		[ENOSPC] = "ENOSPC", [ESPIPE] = "ESPIPE", [ERANGE] = "ERANGE",
+		[E2BIG] = "E2BIG", [EOPNOTSUPP] = "EOPNOTSUPP",
+		[EOVERFLOW] = "EOVERFLOW", [ENOSYS] = "ENOSYS",
+	};
+	static __thread char buf[16];
+
+	if (e >= 0 && e < (int)(sizeof(n) / sizeof(n[0])) && n[e])
+		return n[e];
+	snprintf(buf, sizeof(buf), "errno%d", e);
+	return buf;
+}
+
+static void judge(struct stream *s, const char *what, long ret, int err,
+		  const struct expect *e)
+{
+	char set[256] = "";
+	int i, n = 0;
+
+	if (ret >= 0 && e->must_fail) {
+		viol(s, "%s succeeded (%ld) where it must fail", what, ret);
+		return;
+	}
+	if (ret < 0 && e->strict && !allowed(e, err)) {
+		for (i = 0; i < 192 && n < (int)sizeof(set) - 16; i++)
+			if (allowed(e, i))
+				n += snprintf(set + n, sizeof(set) - n, " %s", ename(i));
+		viol(s, "%s failed with %s, documented here:%s", what, ename(err), set);
+	}
+}
+
+/* ---- bad pointers ---- */
+
+enum ptr_kind { P_GOOD, P_NULL, P_NONE, P_RO, P_KERNEL, P_STRADDLE, NR_PTR };
+static const char *const ptr_names[NR_PTR] = {
+	"good", "NULL", "unmapped", "readonly", "kernel", "straddle",
+};
+
+static enum ptr_kind pick_ptr(struct stream *s)
+{
+	if (chance(s, 85))
+		return P_GOOD;
+	return 1 + below(s, NR_PTR - 1);
+}
+
+/* A pointer for @len bytes of kind @k; @good is used for P_GOOD. */
+static void *ptr_of(enum ptr_kind k, void *good, size_t len)
+{
+	long pg = 4096;
+
+	switch (k) {
+	case P_GOOD:
+		return good;
+	case P_NULL:
+		return NULL;
+	case P_NONE:
+		return W.bad + 2 * pg;
+	case P_RO:
+		return W.bad + pg;
+	case P_KERNEL:
+		return (void *)(uintptr_t)0xffff800000001000ULL;
+	case P_STRADDLE:	/* runs from the writable page into the readonly one */
+		return W.bad + pg - (len > 8 ? len / 2 : 4);
+	default:
+		return NULL;
+	}
+}
+
+static bool ptr_faults(enum ptr_kind k)	/* no byte readable or writable */
+{
+	return k == P_NULL || k == P_NONE || k == P_KERNEL;
+}
+
+/* ---- slots ---- */
+
+struct snap {
+	int idx;
+	int fd;
+	unsigned int gen;
+	int kind;
+	bool attr_known, member;
+	struct pmuctx_attr attr;
+};
+
+static void snap_slot(struct stream *s, int idx, struct snap *sn)
+{
+	struct slot *sl = &W.slots[idx];
+
+	lock(s, &sl->lock);
+	sn->idx = idx;
+	sn->fd = sl->fd;
+	sn->gen = sl->gen;
+	sn->kind = sl->kind;
+	sn->attr_known = sl->attr_known;
+	sn->member = sl->member;
+	sn->attr = sl->attr;
+	unlock(s, &sl->lock);
+}
+
+/* The slot still holds the counter the snapshot saw. */
+static bool snap_stable(struct stream *s, const struct snap *sn)
+{
+	struct slot *sl = &W.slots[sn->idx];
+	bool same;
+
+	lock(s, &sl->lock);
+	same = sl->gen == sn->gen && sn->kind == SK_COUNTER && sn->attr_known;
+	unlock(s, &sl->lock);
+	return same;
+}
+
+static void slot_put(struct stream *s, int idx, int fd, const struct pmuctx_attr *a,
+		     bool known, bool member)
+{
+	struct slot *sl = &W.slots[idx];
+
+	if (!s->child)
+		pthread_rwlock_rdlock(&fork_lock);
+	lock(s, &sl->lock);
+	if (sl->kind != SK_EMPTY) {
+		close(sl->fd);
+		__atomic_add_fetch(&W.closes, 1, __ATOMIC_ACQ_REL);
+	}
+	sl->fd = fd;
+	sl->kind = SK_COUNTER;
+	sl->attr_known = known;
+	sl->member = member;
+	if (a)
+		sl->attr = *a;
+	sl->gen++;
+	unlock(s, &sl->lock);
+	if (!s->child)
+		pthread_rwlock_unlock(&fork_lock);
+}
+
+/*
+ * A file descriptor for a counter operation: mostly a counter slot's, else
+ * /dev/pmuctx, a FIFO, a closed number or garbage.  *sn describes it.
+ */
+static int pick_fd(struct stream *s, struct snap *sn, const char **desc)
+{
+	int r = below(s, 100), i, idx[3];
+
+	for (i = 0; i < 3; i++)
+		idx[i] = below(s, NSLOTS);
+	for (i = 0; i < 3; i++) {
+		snap_slot(s, idx[i], sn);
+		if (sn->kind == SK_COUNTER)
+			break;
+	}
+	*desc = "slot";
+	if (r < 88) {
+		if (sn->kind == SK_COUNTER)
+			return sn->fd;
+		*desc = "empty-slot";
+		sn->kind = SK_EMPTY;
+		return 1000 + sn->idx;	/* never open */
+	}
+	sn->kind = SK_EMPTY;
+	if (r < 92) {
+		*desc = "dev";
+		return W.dev;
+	}
+	if (r < 95) {
+		*desc = "fifo";
+		return W.fifo;
+	}
+	if (r < 97) {
+		*desc = "closed";
+		return 999;
+	}
+	*desc = "negative";
+	return -1 - (int)below(s, 1000);
+}
+
+/* ---- the monotonic check: a counter's value never drops without reset ---- */
+
+static void mono_begin(uint64_t *s0, uint64_t *d0)
+{
+	*s0 = __atomic_load_n(&W.reset_started, __ATOMIC_ACQUIRE);
+	*d0 = __atomic_load_n(&W.reset_done, __ATOMIC_ACQUIRE);
+}
+
+static bool mono_valid(uint64_t s0, uint64_t d0)
+{
+	return s0 == d0 &&
+	       __atomic_load_n(&W.reset_started, __ATOMIC_ACQUIRE) == s0 &&
+	       __atomic_load_n(&W.reset_done, __ATOMIC_ACQUIRE) == d0;
+}
+
+static void mono_check(struct stream *s, uint64_t id, uint64_t value, uint64_t epoch,
+		       const struct pmuctx_attr *a)
+{
+	struct mono *m = &W.mono[id % 512];
+	uint64_t old = 0;
+	bool bad = false;
+
+	if (s->child || excluded[CL_MONOTONIC])
+		return;
+	pthread_mutex_lock(&W.lock);
+	if (m->id == id && m->epoch == epoch) {
+		if (value < m->value) {
+			bad = true;
+			old = m->value;
+		} else {
+			m->value = value;
+		}
+	} else {
+		m->id = id;
+		m->epoch = epoch;
+		m->value = value;
+	}
+	pthread_mutex_unlock(&W.lock);
+	if (bad)
+		viol(s, "counter id %llu (config %llu flags %#llx fmt %#llx) went down from %llu to %llu without a reset",
+		     (unsigned long long)id, (unsigned long long)a->config,
+		     (unsigned long long)a->flags, (unsigned long long)a->read_format,
+		     (unsigned long long)old, (unsigned long long)value);
+}
+
+/* ---- targets ---- */
+
+enum tgt {
+	T_SELF, T_SELF_PID, T_THREAD, T_KID, T_PARENT, T_SIBLING, T_PID1,
+	T_DEAD, T_NEG, T_HUGE, T_KTHREAD,
+	/* with PMUCTX_OPEN_PIDFD */
+	T_PIDFD_SELF, T_PIDFD_KID, T_PIDFD_DEAD, T_PIDFD_FIFO, T_PIDFD_REG,
+	T_PIDFD_DEV, T_PIDFD_COUNTER, T_PIDFD_PROC, T_PIDFD_CLOSED, T_PIDFD_NEG,
+	NR_TGT
+};
+
+static const char *const tgt_names[NR_TGT] = {
+	"self", "self-pid", "thread", "kid", "parent", "sibling", "pid1",
+	"dead", "negative", "huge", "kthread", "pidfd-self", "pidfd-kid",
+	"pidfd-dead", "pidfd-fifo", "pidfd-regfile", "pidfd-dev",
+	"pidfd-counter", "pidfd-proc", "pidfd-closed", "pidfd-negative",
+};
+
+static const int tgt_weight[NR_TGT] = {
+	40, 5, 5, 12, 2, 3, 2, 3, 1, 1, 1,
+	4, 4, 2, 2, 2, 1, 1, 1, 1, 1,
+};
+
+static enum tgt pick_target(struct stream *s)
+{
+	int total = 0, i, r;
+
+	for (i = 0; i < NR_TGT; i++)
+		total += tgt_weight[i];
+	for (;;) {
+		r = below(s, total);
+		for (i = 0; i < NR_TGT; i++) {
+			r -= tgt_weight[i];
+			if (r < 0)
+				break;
+		}
+		if ((i == T_PIDFD_FIFO || i == T_PIDFD_REG) && excluded[CL_FAKE_PIDFD])
+			continue;
+		if (i == T_PID1 && excluded[CL_PID1])
+			continue;
+		if (s->child && (i == T_KID || i == T_PIDFD_KID || i == T_DEAD ||
+				 i == T_PIDFD_DEAD))
+			continue;
+		return i;
+	}
+}
+
+/*
+ * Resolve a target kind into (target, open flags); add its errnos to @e.
+ * *dead_pid is set for T_DEAD so the caller can confirm the pid stayed free.
+ */
+static int target_of(struct stream *s, enum tgt t, unsigned int *oflags,
+		     struct expect *e, pid_t *dead_pid, int *pick)
+{
+	bool priv = !W.unpriv && geteuid() == 0;
+	int k = *pick;
+	pid_t p;
+
+	*dead_pid = 0;
+	switch (t) {
+	case T_SELF:
+		return 0;
+	case T_SELF_PID:
+		return getpid();
+	case T_THREAD:
+		p = W.tids[k % 8];
+		if (!p || s->child)
+			return 0;
+		allow(e, ESRCH);
+		return p;
+	case T_KID:
+		lock(s, &W.lock);
+		p = W.kids[k % NKIDS];
+		unlock(s, &W.lock);
+		if (!p)
+			return 0;
+		allow(e, ESRCH);
+		return p;
+	case T_PARENT:
+		p = sh ? sh->top : getppid();
+		allow(e, ESRCH);
+		if (!priv && !s->exec_child)
+			need(e, EACCES);
+		else
+			allow(e, EACCES);
+		return p;
+	case T_SIBLING:
+		p = sh ? sh->workers[k % opt_workers] : 0;
+		if (!p || p == getpid())
+			return 0;
+		allow(e, ESRCH);
+		if (!priv && !s->child)
+			need(e, EACCES);
+		else
+			allow(e, EACCES);
+		return p;
+	case T_PID1:
+		if (priv && !in_vm)	/* never count the host's init */
+			return 0;
+		if (!priv)
+			need(e, EACCES);
+		return 1;
+	case T_DEAD:
+		lock(s, &W.lock);
+		p = W.dead[k % NDEAD];
+		unlock(s, &W.lock);
+		if (!p)
+			return 0;
+		*dead_pid = p;
+		need(e, ESRCH);
+		return p;
+	case T_NEG:
+		need(e, EINVAL);
+		return -1 - k % 100000;
+	case T_HUGE:
+		need(e, ESRCH);
+		return 4194304 + k % 1000000;	/* above PID_MAX_LIMIT */
+	case T_KTHREAD:
+		need(e, EINVAL);	/* pid 2 is kthreadd */
+		return 2;
+	default:
+		break;
+	}
+
+	*oflags |= PMUCTX_OPEN_PIDFD;
+	switch (t) {
+	case T_PIDFD_SELF:
+		p = syscall(SYS_pidfd_open, getpid(), 0);
+		*pick = p;	/* the caller closes it */
+		if (p < 0)
+			return 0;
+		return p;
+	case T_PIDFD_KID:
+		lock(s, &W.lock);
+		p = W.kid_pidfd[k % NKIDS];
+		unlock(s, &W.lock);
+		if (p <= 0) {
+			*oflags &= ~PMUCTX_OPEN_PIDFD;
+			return 0;
+		}
+		/* A kid can exit and be replaced meanwhile: the fd too. */
+		allow(e, ESRCH);
+		allow(e, EBADF);
+		e->strict = false;
+		return p;
+	case T_PIDFD_DEAD:
+		lock(s, &W.lock);
+		p = W.dead_pidfd[k % NDEAD];
+		unlock(s, &W.lock);
+		if (p <= 0) {
+			*oflags &= ~PMUCTX_OPEN_PIDFD;
+			return 0;
+		}
+		need(e, ESRCH);
+		return p;
+	case T_PIDFD_FIFO:
+		need(e, EBADF);
+		return W.fifo;
+	case T_PIDFD_REG:
+		need(e, EBADF);
+		return W.regf;
+	case T_PIDFD_DEV:
+		need(e, EBADF);
+		return W.dev;
+	case T_PIDFD_COUNTER: {
+		struct snap sn;
+
+		snap_slot(s, k % NSLOTS, &sn);
+		need(e, EBADF);
+		return sn.kind == SK_COUNTER ? sn.fd : 998;
+	}
+	case T_PIDFD_PROC:
+		need(e, EBADF);
+		return W.procf;
+	case T_PIDFD_CLOSED:
+		need(e, EBADF);
+		return 997;
+	case T_PIDFD_NEG:
+		need(e, EBADF);
+		return -1 - k % 100;
+	default:
+		return 0;
+	}
+}
+
+/* ---- OPEN ---- */
+
+static const uint64_t periods[] = {
+	0, 1, 2, 7, 1000, 4096, 100000, 1000000, 1ULL << 31, (1ULL << 31) + 1,
+	1ULL << 32, UINT64_MAX,
+};
+
+static int fmt_words(uint64_t fmt)
+{
+	return 1 + !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
+	       !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING) +
+	       !!(fmt & PMUCTX_FORMAT_ID) + !!(fmt & PMUCTX_FORMAT_STAMP);
+}
+
+/* Expectations of an attr's own fields, as pmuctx_attr_check documents. */
+static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e)
+{
+	uint64_t f = a->flags;
+
+	if (f & ~PMUCTX_ATTR_ALL)
+		need(e, EINVAL);
+	if (a->read_format & ~PMUCTX_FORMAT_ALL)
+		need(e, EINVAL);
+	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
+	    !(f & PMUCTX_ATTR_INHERIT))
+		need(e, EINVAL);
+	switch (a->type) {
+	case PMUCTX_TYPE_SOFTWARE:
+		if (a->config >= PMUCTX_SW_MAX)
+			need(e, EINVAL);
+		if (f & (PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL))
+			need(e, EOPNOTSUPP);
+		if (a->sample_period)
+			need(e, EOPNOTSUPP);
+		break;
+	case PMUCTX_TYPE_HARDWARE:
+	case PMUCTX_TYPE_RAW:
+		if (a->type == PMUCTX_TYPE_HARDWARE && a->config >= PMUCTX_HW_MAX)
+			need(e, EINVAL);
+		if (!have_hw) {
+			need(e, ENODEV);
+			break;
+		}
+		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel && !priv)
+			need(e, EPERM);
+		/* raw above 16 bits, period above 2^31 */
+		allow(e, EINVAL);
+		allow(e, ENOENT);
+		allow(e, ENOSPC);
+		break;
+	default:
+		need(e, EINVAL);
+	}
+}
+
+/* Is @fd one of ours?  Checked on every fd PMUCTX_OPEN returns. */
+static void check_new_fd(struct stream *s, int fd, unsigned int oflags)
+{
+	char path[64], link[128];
+	ssize_t n;
+	int fl;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0) {
+		viol(s, "PMUCTX_OPEN returned fd %d that is not open", fd);
+		return;
+	}
+	link[n] = 0;
+	if (strcmp(link, "anon_inode:[pmuctx]"))
+		viol(s, "PMUCTX_OPEN returned fd %d which is \"%s\"", fd, link);
+	fl = fcntl(fd, F_GETFD);
+	if (fl >= 0 && !!(fl & FD_CLOEXEC) != !!(oflags & PMUCTX_OPEN_CLOEXEC))
+		viol(s, "fd %d: FD_CLOEXEC %d, PMUCTX_OPEN_CLOEXEC %d", fd,
+		     !!(fl & FD_CLOEXEC), !!(oflags & PMUCTX_OPEN_CLOEXEC));
+}
+
+static void op_open(struct stream *s, char *attrbuf)
+{
+	bool priv = !W.unpriv && geteuid() == 0;
+	struct pmuctx_open_args args, *argp;
+	struct pmuctx_attr a = { 0 }, *ap;
+	enum ptr_kind attr_pk, args_pk;
+	unsigned int oflags = 0, size;
+	int tail = 0, group = -1, slot, pick, ret, err, pidfd_tmp = -1;
+	const char *gdesc = "none";
+	struct snap gsn = { .kind = SK_EMPTY };
+	unsigned long closes0;
+	pid_t dead_pid;
+	struct expect e;
+	enum tgt t;
+	char what[400];
+	int r;
+
+	expect_init(&e);
+	allow(&e, EMFILE);
+	allow(&e, ENFILE);
+
+	/* type and config */
+	r = below(s, 100);
+	if (r < 70) {
+		a.type = PMUCTX_TYPE_SOFTWARE;
+		a.config = below(s, PMUCTX_SW_MAX);
+	} else if (r < 85) {
+		a.type = below(s, 2) ? PMUCTX_TYPE_HARDWARE : PMUCTX_TYPE_RAW;
+		a.config = a.type == PMUCTX_TYPE_HARDWARE ? below(s, PMUCTX_HW_MAX) :
+			   (chance(s, 50) ? 0x08 : 0x11);	/* INST_RETIRED, CPU_CYCLES */
+	} else if (r < 93) {
+		a.type = below(s, PMUCTX_TYPE_MAX);
+		a.config = chance(s, 50) ? PMUCTX_SW_MAX + below(s, 4) :
+			   (chance(s, 50) ? rnd(s) : below(s, 1 << 17));
+	} else {
+		a.type = chance(s, 50) ? PMUCTX_TYPE_MAX + below(s, 3) : (uint32_t)rnd(s);
+		a.config = below(s, 8);
+	}
+	/* flags */
+	a.flags = rnd(s) & PMUCTX_ATTR_ALL;
+	if (a.type == PMUCTX_TYPE_SOFTWARE && chance(s, 92))
+		a.flags &= ~(PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL);
+	if ((a.flags & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
+	    chance(s, 85))
+		a.flags |= PMUCTX_ATTR_INHERIT;
+	if (chance(s, 40))
+		a.flags &= ~PMUCTX_ATTR_ENABLE_ON_EXEC;
+	if (a.type != PMUCTX_TYPE_SOFTWARE && chance(s, 70))
+		a.flags |= PMUCTX_ATTR_EXCLUDE_KERNEL;
+	if (excluded[CL_INHERIT_STAT])
+		a.flags &= ~PMUCTX_ATTR_INHERIT_STAT;
+	if (chance(s, 3))
+		a.flags |= 1ULL << (8 + below(s, 56));
+	a.read_format = rnd(s) & PMUCTX_FORMAT_ALL;
+	if (chance(s, 3))
+		a.read_format |= 1ULL << (5 + below(s, 59));
+	/* sample_period */
+	if (a.type != PMUCTX_TYPE_SOFTWARE ? chance(s, 50) : chance(s, 4)) {
+		a.sample_period = periods[below(s, sizeof(periods) / sizeof(periods[0]))];
+		if (excluded[CL_TINY_PERIOD] && a.sample_period && a.sample_period < 1000)
+			a.sample_period = 1000;
+		if (excluded[CL_SAMPLING])
+			a.sample_period = 0;
+	}
+	expect_attr(&a, priv, &e);
+
+	/* size: exact, older, newer with zero or garbage tail, garbage */
+	r = below(s, 100);
+	size = sizeof(a);
+	if (r < 85) {
+		size = sizeof(a);
+	} else if (r < 88) {
+		size = below(s, PMUCTX_ATTR_SIZE_VER0);
+		need(&e, EINVAL);
+	} else if (r < 94) {
+		size = sizeof(a) + 8 * (1 + below(s, 6));
+		tail = chance(s, 50);
+	} else if (r < 97) {
+		size = 4096 - below(s, 2) * 8;
+		tail = chance(s, 30);
+	} else {
+		size = chance(s, 50) ? 4097 + below(s, 8192) : (uint32_t)rnd(s) | 0x10000;
+		need(&e, E2BIG);
+	}
+	if (size > sizeof(a) && size <= 4096 && tail)
+		need(&e, E2BIG);
+	a.size = size;
+	memset(attrbuf, 0, 8192);
+	memcpy(attrbuf, &a, sizeof(a));
+	if (tail && size > sizeof(a))
+		attrbuf[sizeof(a) + below(s, (size < 4096 ? size : 4096) - sizeof(a))] = 1;
+	ap = (struct pmuctx_attr *)attrbuf;
+	attr_pk = chance(s, 98) ? P_GOOD : 1 + below(s, NR_PTR - 1);
+	if (attr_pk == P_RO || attr_pk == P_STRADDLE)
+		attr_pk = P_NONE;	/* (RO holds zeros: size 0, covered above) */
+	if (attr_pk != P_GOOD) {
+		ap = ptr_of(attr_pk, ap, size);
+		e = (struct expect){ 0 };
+		e.strict = true;
+		need(&e, EFAULT);
+	}
+
+	/* target */
+	t = pick_target(s);
+	pick = below(s, 1 << 20);
+	{
+		struct expect te;
+		int target;
+
+		expect_init(&te);
+		target = target_of(s, t, &oflags, &te, &dead_pid, &pick);
+		if (t == T_PIDFD_SELF)
+			pidfd_tmp = pick;
+		args.target = target;
+		/* attr faults come first; the target's errors join the set */
+		if (attr_pk == P_GOOD) {
+			e.ok[0] |= te.ok[0];
+			e.ok[1] |= te.ok[1];
+			e.ok[2] |= te.ok[2];
+			e.must_fail |= te.must_fail;
+			e.strict &= te.strict;
+		}
+	}
+
+	/* group */
+	r = below(s, 100);
+	if (r < 65) {
+		group = -1;
+	} else if (r < 90) {
+		snap_slot(s, below(s, NSLOTS), &gsn);
+		if (gsn.kind == SK_COUNTER) {
+			group = gsn.fd;
+			gdesc = "slot";
+			allow(&e, EINVAL);	/* it may have become a member */
+			allow(&e, ESRCH);	/* its context may be dead */
+			allow(&e, ENOSPC);
+			if (gsn.attr_known &&
+			    ((gsn.attr.flags ^ a.flags) &
+			     (PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD)))
+				need(&e, EINVAL);
+		}
+	} else if (r < 93) {
+		group = chance(s, 50) ? W.dev : W.fifo;
+		gdesc = "not-a-counter";
+		need(&e, EINVAL);
+	} else if (r < 97) {
+		group = 996;
+		gdesc = "closed";
+		need(&e, EBADF);
+	} else {
+		group = -2 - (int)below(s, 1000);
+		gdesc = "negative";
+		need(&e, EBADF);
+	}
+	args.group_fd = group;
+
+	args.attr = (uintptr_t)ap;
+	args.flags = oflags;
+	if (chance(s, 50))
+		args.flags |= PMUCTX_OPEN_CLOEXEC;
+	args.reserved = 0;
+	if (chance(s, 2)) {
+		args.flags |= 1U << (2 + below(s, 30));
+		need(&e, EINVAL);
+	}
+	if (chance(s, 2)) {
+		args.reserved = 1 + below(s, 1000);
+		need(&e, EINVAL);
+	}
+	argp = &args;
+	args_pk = chance(s, 99) ? P_GOOD : 1 + below(s, NR_PTR - 1);
+	if (args_pk == P_STRADDLE)
+		args_pk = P_NONE;
+	if (args_pk != P_GOOD) {
+		argp = ptr_of(args_pk, argp, sizeof(args));
+		e = (struct expect){ 0 };
+		e.strict = true;
+		need(&e, EFAULT);
+	}
+
+	slot = below(s, NSLOTS);
+	snprintf(what, sizeof(what),
+		 "open type=%u config=%#llx flags=%#llx fmt=%#llx period=%llu size=%u tail=%d attr=%s args=%s target=%s(%d) group=%s(%d) oflags=%#x",
+		 a.type, (unsigned long long)a.config, (unsigned long long)a.flags,
+		 (unsigned long long)a.read_format, (unsigned long long)a.sample_period,
+		 size, tail, ptr_names[attr_pk], ptr_names[args_pk], tgt_names[t],
+		 args.target, gdesc, group, args.flags);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+
+	closes0 = __atomic_load_n(&W.closes, __ATOMIC_ACQUIRE);
+	ret = ioctl(W.dev, PMUCTX_OPEN, argp);
+	err = errno;
+	record(OP_OPEN, ret, err);
+	if (opt_verbose)
+		say("[%s #%lu] < %d %s", s->tag, s->opno, ret, ret < 0 ? ename(err) : "");
+
+	if (group >= 0 && gsn.kind == SK_COUNTER && !snap_stable(s, &gsn))
+		e.strict = e.must_fail = false;	/* the group fd changed under us */
+	/* A target fd from a shared table may have been closed and reused. */
+	if ((t == T_PIDFD_DEAD || t == T_PIDFD_KID || t == T_PIDFD_COUNTER) &&
+	    __atomic_load_n(&W.closes, __ATOMIC_ACQUIRE) != closes0)
+		e.strict = e.must_fail = false;
+	if (dead_pid && (kill(dead_pid, 0) == 0 || errno == EPERM))
+		e.strict = e.must_fail = false;	/* the pid was reused */
+	if (s->exec_child && group >= 0)
+		e.strict = false;
+	judge(s, what, ret, err, &e);
+	if (pidfd_tmp >= 0)
+		close(pidfd_tmp);
+	if (ret < 0)
+		return;
+	check_new_fd(s, ret, args.flags);
+	a.size = sizeof(a);
+	slot_put(s, slot, ret, &a, true, group >= 0);
+}
+
+/* ---- read ---- */
+
+static void op_read(struct stream *s, uint64_t *buf)
+{
+	static const size_t counts[] = { 0, 1, 7, 8, 16, 24, 32, 40, 48, 64, 4096, BIGBUF };
+	uint64_t s0, d0;
+	struct snap sn;
+	enum ptr_kind pk;
+	const char *desc;
+	size_t count, need_sz;
+	struct expect e;
+	char what[200];
+	void *p;
+	long ret;
+	int fd, err, words;
+
+	fd = pick_fd(s, &sn, &desc);
+	pk = pick_ptr(s);
+	if (sn.kind == SK_COUNTER && sn.attr_known && chance(s, 50))
+		count = chance(s, 80) ? (sn.attr.read_format & PMUCTX_FORMAT_GROUP ?
+			BIGBUF : 8 * fmt_words(sn.attr.read_format)) :
+			8 * fmt_words(sn.attr.read_format) - 8;
+	else
+		count = counts[below(s, sizeof(counts) / sizeof(counts[0]))];
+	if (pk == P_RO || pk == P_STRADDLE)
+		count = count > 4096 ? 4096 : count;
+	p = ptr_of(pk, buf, count);
+	snprintf(what, sizeof(what), "read %s(fd %d) count=%zu buf=%s", desc, fd,
+		 count, ptr_names[pk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	mono_begin(&s0, &d0);
+	ret = read(fd, p, count);
+	err = errno;
+	record(OP_READ, ret, err);
+	if (opt_verbose)
+		say("[%s #%lu] < %ld %s", s->tag, s->opno, ret, ret < 0 ? ename(err) : "");
+
+	if (ret > (long)count) {
+		viol(s, "%s returned %ld, more than asked", what, ret);
+		return;
+	}
+	if (!snap_stable(s, &sn))
+		return;
+	expect_init(&e);
+	words = fmt_words(sn.attr.read_format);
+	need_sz = 8 * words;
+	if (ptr_faults(pk) || pk == P_RO) {
+		allow(&e, ENOSPC);
+		allow(&e, EFAULT);
+		if (count >= BIGBUF)
+			need(&e, EFAULT);
+		else
+			e.must_fail = true;
+		judge(s, what, ret, err, &e);
+		return;
+	}
+	if (pk == P_STRADDLE)
+		return;
+	if (sn.attr.read_format & PMUCTX_FORMAT_GROUP) {
+		uint64_t fmt = sn.attr.read_format, nr, hdr;
+		int i;
+
+		allow(&e, ENOSPC);
+		judge(s, what, ret, err, &e);
+		if (ret <= 0)
+			return;
+		hdr = 1 + !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
+		      !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING) +
+		      !!(fmt & PMUCTX_FORMAT_STAMP);
+		nr = buf[0];
+		if (nr < 1 || nr > 4096 ||
+		    (uint64_t)ret != 8 * (hdr + nr * (1 + !!(fmt & PMUCTX_FORMAT_ID)))) {
+			viol(s, "%s: %ld bytes for nr=%llu, format %#llx", what, ret,
+			     (unsigned long long)nr, (unsigned long long)fmt);
+			return;
+		}
+		if ((fmt & PMUCTX_FORMAT_ID) && mono_valid(s0, d0))
+			for (i = 0; i < (int)nr; i++)
+				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0, &sn.attr);
+		return;
+	}
+	if (count < need_sz) {
+		need(&e, ENOSPC);
+		judge(s, what, ret, err, &e);
+		return;
+	}
+	judge(s, what, ret, err, &e);
+	if (ret >= 0 && (size_t)ret != need_sz)
+		viol(s, "%s returned %ld, format %#llx is %zu bytes", what, ret,
+		     (unsigned long long)sn.attr.read_format, need_sz);
+	if (ret == (long)need_sz && (sn.attr.read_format & PMUCTX_FORMAT_ID) &&
+	    mono_valid(s0, d0)) {
+		int idw = 1 + !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
+			  !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_RUNNING);
+
+		mono_check(s, buf[idw], buf[0], s0, &sn.attr);
+	}
+}
+
+/* ---- counter ioctls ---- */
+
+static void op_ctl(struct stream *s)
+{
+	static const unsigned long cmds[] = {
+		PMUCTX_IOC_ENABLE, PMUCTX_IOC_DISABLE, PMUCTX_IOC_RESET,
+	};
+	static const char *const names[] = { "ENABLE", "DISABLE", "RESET" };
+	unsigned long arg;
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[160];
+	int fd, c, ret, err, r;
+	bool reset;
+
+	fd = pick_fd(s, &sn, &desc);
+	c = below(s, 3);
+	if (s->child && c == 2)
+		c = below(s, 2);	/* children never reset: see mono_check */
+	reset = c == 2;
+	r = below(s, 100);
+	arg = r < 50 ? 0 : r < 90 ? PMUCTX_IOC_FLAG_GROUP :
+	      (rnd(s) | (1UL << (1 + below(s, 63))));
+	snprintf(what, sizeof(what), "ioctl %s %s(fd %d) arg=%#lx", names[c], desc, fd, arg);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	if (reset)
+		__atomic_add_fetch(&W.reset_started, 1, __ATOMIC_ACQ_REL);
+	ret = ioctl(fd, cmds[c], arg);
+	err = errno;
+	if (reset)
+		__atomic_add_fetch(&W.reset_done, 1, __ATOMIC_ACQ_REL);
+	record(OP_CTL, ret, err);
+	if (opt_verbose)
+		say("[%s #%lu] < %d %s", s->tag, s->opno, ret, ret < 0 ? ename(err) : "");
+	expect_init(&e);
+	if (fd == W.dev || fd == W.fifo) {
+		need(&e, ENOTTY);
+	} else if (fd < 0 || fd >= 999) {
+		need(&e, EBADF);
+	} else {
+		if (!snap_stable(s, &sn))
+			return;
+		if (arg & ~(unsigned long)PMUCTX_IOC_FLAG_GROUP)
+			need(&e, EINVAL);
+		else
+			e.ok[0] = e.ok[1] = e.ok[2] = 0;	/* must succeed */
+	}
+	judge(s, what, ret, err, &e);
+}
+
+static void op_id(struct stream *s, uint64_t *buf)
+{
+	enum ptr_kind pk = pick_ptr(s);
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[160];
+	int fd, ret, err;
+
+	fd = pick_fd(s, &sn, &desc);
+	if (pk == P_STRADDLE)
+		pk = P_RO;
+	snprintf(what, sizeof(what), "ioctl ID %s(fd %d) ptr=%s", desc, fd, ptr_names[pk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, PMUCTX_IOC_ID, ptr_of(pk, buf, 8));
+	err = errno;
+	record(OP_ID, ret, err);
+	if (!snap_stable(s, &sn))
+		return;
+	expect_init(&e);
+	if (pk != P_GOOD)
+		need(&e, EFAULT);
+	else
+		e.ok[0] = 0;
+	judge(s, what, ret, err, &e);
+}
+
+/* A size for a size-versioned struct of @ksize bytes whose minimum is @min. */
+static uint32_t pick_size(struct stream *s, uint32_t ksize, uint32_t min,
+			  int *tail, struct expect *e)
+{
+	int r = below(s, 100);
+	uint32_t size;
+
+	*tail = 0;
+	if (r < 70)
+		return ksize;
+	if (r < 80) {
+		size = below(s, min);
+		need(e, EINVAL);
+		return size;
+	}
+	if (r < 85 && min < ksize)
+		return min + below(s, ksize - min);
+	if (r < 95) {
+		size = ksize + 4 * (1 + below(s, 1000));
+		*tail = chance(s, 50);
+		if (*tail)
+			need(e, E2BIG);
+		return size;
+	}
+	/* huge: the zero-tail check runs off the buffer's mapping */
+	allow(e, EFAULT);
+	allow(e, E2BIG);
+	e->must_fail = true;
+	return 0x10000000 + (uint32_t)below(s, 0x7fffffff);
+}
+
+/*
+ * Fill a size-versioned struct buffer: the struct, then canary bytes past
+ * the caller's size (bytes the kernel must not write), or the tail.
+ */
+static void sized_prepare(unsigned char *b, uint32_t size, uint32_t ksize, int tail,
+			  struct stream *s)
+{
+	uint32_t lim = 4096 + 8;
+
+	memset(b, 0, lim);
+	if (size < ksize)
+		memset(b + size, 0xa5, ksize + 64 - size);
+	else if (tail && size <= 4096)
+		b[ksize + below(s, size - ksize)] = 0x5a;
+	memcpy(b, &size, 4);
+}
+
+static bool sized_canary_ok(const unsigned char *b, uint32_t size, uint32_t ksize)
+{
+	uint32_t i;
+
+	if (size >= ksize)
+		return true;
+	for (i = size < 4 ? 4 : size; i < ksize + 64; i++)
+		if (b[i] != 0xa5)
+			return false;
+	return true;
+}
+
+static void op_stats(struct stream *s, unsigned char *b)
+{
+	const uint32_t min = offsetof(struct pmuctx_ctx_stats, swaps) + 8;
+	enum ptr_kind pk = pick_ptr(s);
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	uint32_t size;
+	char what[160];
+	int fd, ret, err, tail;
+
+	fd = pick_fd(s, &sn, &desc);
+	expect_init(&e);
+	size = pick_size(s, sizeof(struct pmuctx_ctx_stats), min, &tail, &e);
+	sized_prepare(b, size, sizeof(struct pmuctx_ctx_stats), tail, s);
+	if (pk == P_STRADDLE)
+		pk = P_NONE;
+	if (pk != P_GOOD) {
+		e = (struct expect){ 0 };
+		if (pk == P_RO) {	/* holds zeros: size 0 */
+			allow(&e, EINVAL);
+			allow(&e, EFAULT);
+			e.must_fail = e.strict = true;
+		} else {
+			need(&e, EFAULT);
+			e.strict = true;
+		}
+	}
+	snprintf(what, sizeof(what), "ioctl STATS %s(fd %d) size=%u tail=%d ptr=%s",
+		 desc, fd, size, tail, ptr_names[pk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, PMUCTX_IOC_STATS, ptr_of(pk, b, size));
+	err = errno;
+	record(OP_STATS, ret, err);
+	if (!snap_stable(s, &sn))
+		return;
+	judge(s, what, ret, err, &e);
+	if (pk == P_GOOD && ret == 0 && !sized_canary_ok(b, size, sizeof(struct pmuctx_ctx_stats)))
+		viol(s, "%s wrote past the caller's size", what);
+}
+
+static void op_tree(struct stream *s, unsigned char *b)
+{
+	static const uint32_t rooms[] = { 0, 1, 2, 3, 16, 64, 65535, 65536, 65537, UINT32_MAX };
+	struct pmuctx_tree_read *tr = (struct pmuctx_tree_read *)b;
+	enum ptr_kind pk = pick_ptr(s), epk = pick_ptr(s);
+	uint32_t size, room, nr_in, i;
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[200];
+	int fd, ret, err, tail;
+
+	fd = pick_fd(s, &sn, &desc);
+	expect_init(&e);
+	size = pick_size(s, sizeof(*tr), sizeof(*tr), &tail, &e);
+	sized_prepare(b, size, sizeof(*tr), tail, s);
+	nr_in = rooms[below(s, sizeof(rooms) / sizeof(rooms[0]))];
+	tr->nr_entries = nr_in;
+	room = nr_in < TREE_ROOM ? nr_in : TREE_ROOM;
+	if (epk == P_STRADDLE)
+		epk = P_RO;
+	tr->entries = (uintptr_t)ptr_of(epk, W.ents, room * sizeof(*W.ents));
+	if (epk == P_GOOD && room <= 64)
+		memset(W.ents, 0xa5, (room + 1) * sizeof(*W.ents));
+	if (pk == P_STRADDLE)
+		pk = P_NONE;
+	if (pk != P_GOOD) {
+		e = (struct expect){ 0 };
+		e.strict = true;
+		if (pk == P_RO) {
+			allow(&e, EINVAL);
+			allow(&e, EFAULT);
+			e.must_fail = true;
+		} else {
+			need(&e, EFAULT);
+		}
+	}
+	allow(&e, ERANGE);
+	if (epk != P_GOOD && room)
+		allow(&e, EFAULT);
+	snprintf(what, sizeof(what),
+		 "ioctl TREE_READ %s(fd %d) size=%u tail=%d nr_entries=%u ptr=%s entries=%s",
+		 desc, fd, size, tail, nr_in, ptr_names[pk], ptr_names[epk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, PMUCTX_IOC_TREE_READ, ptr_of(pk, b, size));
+	err = errno;
+	record(OP_TREE, ret, err);
+	if (!snap_stable(s, &sn))
+		return;
+	judge(s, what, ret, err, &e);
+	if (pk != P_GOOD)
+		return;
+	if (ret == 0 && tr->nr_entries > room)
+		viol(s, "%s: success with %u entries for room %u", what, tr->nr_entries, room);
+	if (ret < 0 && err == ERANGE && tr->nr_entries <= room)
+		viol(s, "%s: ERANGE but needs only %u of %u", what, tr->nr_entries, room);
+	if (ret == 0 && epk != P_GOOD && room && tr->nr_entries)
+		viol(s, "%s: success copying %u entries to a bad pointer", what, tr->nr_entries);
+	if (ret == 0 && epk == P_GOOD && room <= 64) {
+		const unsigned char *c = (const unsigned char *)&W.ents[room];
+
+		for (i = 0; i < sizeof(*W.ents); i++)
+			if (c[i] != 0xa5) {
+				viol(s, "%s wrote past nr_entries", what);
+				break;
+			}
+		for (i = 0; i < tr->nr_entries && i < room; i++)
+			if (!W.ents[i].tid)
+				viol(s, "%s: entry %u has tid 0", what, i);
+	}
+}
+
+static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
+{
+	static const uint32_t nrs[] = { 0, 1, 2, 255, 256, 257, UINT32_MAX };
+	struct pmuctx_samples_read *rq = (struct pmuctx_samples_read *)b;
+	enum ptr_kind pk = pick_ptr(s), spk = pick_ptr(s);
+	struct pmuctx_sample *smp = (struct pmuctx_sample *)big;
+	uint32_t size, nr_in, lim;
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[200];
+	int fd, ret, err, tail;
+
+	fd = pick_fd(s, &sn, &desc);
+	expect_init(&e);
+	size = pick_size(s, sizeof(*rq), sizeof(*rq), &tail, &e);
+	sized_prepare(b, size, sizeof(*rq), tail, s);
+	nr_in = nrs[below(s, sizeof(nrs) / sizeof(nrs[0]))];
+	rq->nr = nr_in;
+	lim = nr_in < 256 ? nr_in : 256;
+	if (spk == P_STRADDLE)
+		spk = P_RO;
+	rq->samples = (uintptr_t)ptr_of(spk, smp, lim * sizeof(*smp));
+	if (spk == P_GOOD)
+		memset(smp, 0xa5, (lim + 1) * sizeof(*smp));
+	if (pk == P_STRADDLE)
+		pk = P_NONE;
+	if (pk != P_GOOD) {
+		e = (struct expect){ 0 };
+		e.strict = true;
+		if (pk == P_RO) {
+			allow(&e, EINVAL);
+			allow(&e, EFAULT);
+			e.must_fail = true;
+		} else {
+			need(&e, EFAULT);
+		}
+	}
+	/* Only hardware counters with a sample_period have a ring. */
+	if (sn.attr_known && !sn.attr.sample_period)
+		need(&e, EINVAL);
+	if (spk != P_GOOD)
+		allow(&e, EFAULT);
+	snprintf(what, sizeof(what),
+		 "ioctl SAMPLES %s(fd %d) size=%u tail=%d nr=%u ptr=%s samples=%s",
+		 desc, fd, size, tail, nr_in, ptr_names[pk], ptr_names[spk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, PMUCTX_IOC_SAMPLES, ptr_of(pk, b, size));
+	err = errno;
+	record(OP_SAMPLES, ret, err);
+	if (!snap_stable(s, &sn))
+		return;
+	judge(s, what, ret, err, &e);
+	if (pk != P_GOOD || ret)
+		return;
+	if (rq->nr > lim)
+		viol(s, "%s: %u samples for room %u", what, rq->nr, lim);
+	if (spk == P_GOOD && rq->nr <= lim) {
+		const unsigned char *c = (const unsigned char *)&smp[rq->nr];
+		uint32_t i;
+
+		for (i = 0; i < sizeof(*smp); i++)
+			if (c[i] != 0xa5) {
+				viol(s, "%s wrote past the %u samples it reported", what, rq->nr);
+				break;
+			}
+	}
+}
+
+static void op_badioctl(struct stream *s)
+{
+	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE,
+					     _IOC_READ | _IOC_WRITE };
+	unsigned int nr, dir, sz, cmd;
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[160];
+	int fd, ret, err;
+
+	fd = pick_fd(s, &sn, &desc);
+	if (chance(s, 20))
+		fd = W.dev;
+	/* Our magic with an unknown number, or a known number with a wrong size. */
+	if (chance(s, 50)) {
+		nr = 0x17 + below(s, 0xe9);
+		if (chance(s, 30))
+			nr = 0x02 + below(s, 0x0e);
+		sz = below(s, 256);
+	} else {
+		nr = 0x10 + below(s, 7);
+		sz = chance(s, 50) ? 4 : 1000 + below(s, 2000);
+	}
+	dir = dirs[below(s, 4)];
+	cmd = _IOC(dir, PMUCTX_IOC_MAGIC, nr, sz);
+	snprintf(what, sizeof(what), "ioctl %#x on %s(fd %d)", cmd,
+		 fd == W.dev ? "dev" : desc, fd);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, cmd, (unsigned long)rnd(s));
+	err = errno;
+	record(OP_BADIOCTL, ret, err);
+	if (fd != W.dev && !snap_stable(s, &sn))
+		return;
+	expect_init(&e);
+	if (fd == W.dev && (cmd == PMUCTX_INFO || cmd == PMUCTX_OPEN))
+		return;
+	if (fd != W.dev && (cmd == PMUCTX_IOC_ENABLE || cmd == PMUCTX_IOC_DISABLE ||
+			    cmd == PMUCTX_IOC_RESET || cmd == PMUCTX_IOC_ID ||
+			    cmd == PMUCTX_IOC_STATS || cmd == PMUCTX_IOC_TREE_READ ||
+			    cmd == PMUCTX_IOC_SAMPLES))
+		return;
+	need(&e, ENOTTY);
+	judge(s, what, ret, err, &e);
+}
+
+static void op_info(struct stream *s, unsigned char *b)
+{
+	const uint32_t min = 8;
+	enum ptr_kind pk = pick_ptr(s);
+	struct pmuctx_info *in = (struct pmuctx_info *)b;
+	struct expect e;
+	uint32_t size;
+	char what[120];
+	int ret, err, tail;
+
+	expect_init(&e);
+	size = pick_size(s, sizeof(*in), min, &tail, &e);
+	sized_prepare(b, size, sizeof(*in), tail, s);
+	if (pk == P_STRADDLE)
+		pk = P_NONE;
+	if (pk != P_GOOD) {
+		e = (struct expect){ 0 };
+		e.strict = true;
+		if (pk == P_RO) {
+			allow(&e, EINVAL);
+			allow(&e, EFAULT);
+			e.must_fail = true;
+		} else {
+			need(&e, EFAULT);
+		}
+	}
+	snprintf(what, sizeof(what), "ioctl INFO size=%u tail=%d ptr=%s", size, tail,
+		 ptr_names[pk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(W.dev, PMUCTX_INFO, ptr_of(pk, b, size));
+	err = errno;
+	record(OP_INFO, ret, err);
+	judge(s, what, ret, err, &e);
+	if (pk != P_GOOD || ret)
+		return;
+	if (in->abi_version != PMUCTX_ABI_VERSION)
+		viol(s, "%s: abi_version %u", what, in->abi_version);
+	if (!sized_canary_ok(b, size, sizeof(*in)))
+		viol(s, "%s wrote past the caller's size", what);
+}
+
+static void op_poll(struct stream *s)
+{
+	struct pollfd pfd[4];
+	struct snap sn[4];
+	const char *desc;
+	int n = 1 + below(s, 4), i, ret, err, tmo;
+
+	for (i = 0; i < n; i++) {
+		pfd[i].fd = pick_fd(s, &sn[i], &desc);
+		pfd[i].events = POLLIN | POLLOUT | POLLPRI | POLLHUP;
+		pfd[i].revents = 0;
+	}
+	tmo = chance(s, 70) ? 0 : (int)below(s, 5);
+	if (opt_verbose)
+		say("[%s #%lu] > poll n=%d fd0=%d timeout=%d", s->tag, s->opno, n,
+		    pfd[0].fd, tmo);
+	ret = poll(pfd, n, tmo);
+	err = errno;
+	record(OP_POLL, ret, err);
+	if (ret <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		short bad = pfd[i].revents & ~(POLLIN | POLLRDNORM | POLLHUP);
+
+		if (pfd[i].fd < 0 || sn[i].kind != SK_COUNTER || !snap_stable(s, &sn[i]))
+			continue;
+		if (bad)
+			viol(s, "poll on a counter (fd %d) returned events %#x", pfd[i].fd,
+			     pfd[i].revents);
+		if ((pfd[i].revents & POLLIN) && !sn[i].attr.sample_period)
+			viol(s, "poll: POLLIN on fd %d, a counter without a sample ring",
+			     pfd[i].fd);
+	}
+}
+
+static void op_mmap(struct stream *s)
+{
+	static const size_t lens[] = { 4096, 4096, 4096, 0, 1, 4095, 8192, 1 << 20 };
+	static const int prots[] = { PROT_READ, PROT_READ, PROT_READ | PROT_WRITE,
+				     PROT_WRITE, PROT_NONE, PROT_READ | PROT_EXEC };
+	struct snap sn;
+	const char *desc;
+	struct expect e;
+	char what[160];
+	size_t len;
+	off_t off;
+	int fd, prot, flags, err, i;
+	void *p;
+
+	fd = pick_fd(s, &sn, &desc);
+	len = lens[below(s, sizeof(lens) / sizeof(lens[0]))];
+	prot = prots[below(s, sizeof(prots) / sizeof(prots[0]))];
+	flags = chance(s, 85) ? MAP_SHARED : MAP_PRIVATE;
+	off = chance(s, 85) ? 0 : chance(s, 50) ? 4096 : (off_t)(below(s, 1 << 20) * 4096 + below(s, 2));
+	snprintf(what, sizeof(what), "mmap %s(fd %d) len=%zu prot=%#x flags=%#x off=%lld",
+		 desc, fd, len, prot, flags, (long long)off);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	p = mmap(NULL, len, prot, flags, fd, off);
+	err = errno;
+	record(OP_MMAP, p == MAP_FAILED ? -1 : 0, err);
+	if (p != MAP_FAILED) {
+		volatile uint32_t *pg = p;
+
+		if (sn.kind == SK_COUNTER && snap_stable(s, &sn)) {
+			if (sn.attr.type == PMUCTX_TYPE_SOFTWARE)
+				viol(s, "%s: mapped a software counter", what);
+			if ((len + 4095) / 4096 != 1 || off)
+				viol(s, "%s: mapped with a bad length or offset", what);
+			if (prot & PROT_WRITE)
+				viol(s, "%s: writable mapping", what);
+		}
+		if ((prot & PROT_READ) && len == 4096 && sn.kind == SK_COUNTER &&
+		    snap_stable(s, &sn) && pg[0] != 1)
+			viol(s, "%s: page version %u", what, pg[0]);
+		if (s->child) {
+			munmap(p, len);
+			return;
+		}
+		pthread_mutex_lock(&W.lock);
+		i = below(s, NMAPS);
+		if (W.maps[i])
+			munmap(W.maps[i], W.maplen[i]);
+		W.maps[i] = p;
+		W.maplen[i] = len;
+		pthread_mutex_unlock(&W.lock);
+		return;
+	}
+	if (sn.kind != SK_COUNTER || !snap_stable(s, &sn))
+		return;
+	expect_init(&e);
+	allow(&e, EINVAL);
+	allow(&e, EPERM);
+	allow(&e, ENODEV);
+	allow(&e, ESRCH);
+	allow(&e, EACCES);	/* VFS: PROT_EXEC, noexec */
+	if ((len + 4095) / 4096 == 1 && off == 0 && !(prot & PROT_WRITE) && !(prot & PROT_EXEC) &&
+	    sn.attr.type == PMUCTX_TYPE_SOFTWARE) {
+		expect_init(&e);
+		need(&e, ENODEV);
+	}
+	judge(s, what, -1, err, &e);
+}
+
+static void op_munmap(struct stream *s)
+{
+	int i = below(s, NMAPS), ret;
+
+	if (chance(s, 10)) {
+		ret = munmap(W.bad + 1 + below(s, 100), 4096);	/* unaligned: EINVAL */
+		record(OP_MUNMAP, ret, errno);
+		return;
+	}
+	pthread_mutex_lock(&W.lock);
+	ret = 0;
+	if (W.maps[i]) {
+		ret = munmap(W.maps[i], W.maplen[i]);
+		W.maps[i] = NULL;
+	}
+	pthread_mutex_unlock(&W.lock);
+	record(OP_MUNMAP, ret, errno);
+}
+
+static void op_fcntl(struct stream *s)
+{
+	struct snap sn;
+	const char *desc;
+	int fd = pick_fd(s, &sn, &desc), r = below(s, 6), ret, fl;
+	long arg = 0;
+
+	switch (r) {
+	case 0:
+	case 1:
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0)
+			fl = 0;
+		arg = r ? fl | O_ASYNC : fl & ~O_ASYNC;
+		ret = fcntl(fd, F_SETFL, arg);
+		break;
+	case 2:
+		arg = chance(s, 50) ? getpid() : chance(s, 50) ? gettid_() : -getpgrp();
+		ret = fcntl(fd, F_SETOWN, arg);
+		break;
+	case 3:
+		arg = chance(s, 30) ? 0 : chance(s, 50) ? SIGIO : SIGRTMIN + (int)below(s, 4);
+		if (chance(s, 5))
+			arg = 1000 + below(s, 100);	/* EINVAL */
+		ret = fcntl(fd, F_SETSIG, arg);
+		break;
+	case 4:
+		ret = fcntl(fd, F_SETFD, chance(s, 50) ? FD_CLOEXEC : 0);
+		break;
+	default:
+		ret = fcntl(fd, F_GETFL);
+		break;
+	}
+	if (opt_verbose)
+		say("[%s #%lu] fcntl %s(fd %d) kind=%d arg=%ld -> %d", s->tag, s->opno, desc,
+		    fd, r, arg, ret);
+	record(OP_FCNTL, ret, errno);
+}
+
+static void op_dup(struct stream *s)
+{
+	struct snap sn, dst;
+	const char *desc;
+	int fd = pick_fd(s, &sn, &desc), nfd, r = below(s, 4), slot = below(s, NSLOTS);
+
+	if (sn.kind != SK_COUNTER) {
+		nfd = dup(fd);
+		record(OP_DUP, nfd, errno);
+		if (nfd >= 0)
+			close(nfd);
+		return;
+	}
+	if (r == 3) {	/* dup2 onto another slot's fd, replacing it */
+		snap_slot(s, slot, &dst);
+		if (dst.kind != SK_COUNTER || dst.fd == sn.fd)
+			r = 0;
+		else {
+			struct slot *sl = &W.slots[slot];
+
+			if (!s->child)
+				pthread_rwlock_rdlock(&fork_lock);
+			lock(s, &sl->lock);
+			if (sl->gen == dst.gen) {
+				nfd = dup2(sn.fd, sl->fd);
+				__atomic_add_fetch(&W.closes, 1, __ATOMIC_ACQ_REL);
+				record(OP_DUP, nfd, errno);
+				if (nfd >= 0) {
+					/* (the source cannot be re-checked under this lock) */
+					sl->attr_known = false;
+				}
+				sl->gen++;
+			}
+			unlock(s, &sl->lock);
+			if (!s->child)
+				pthread_rwlock_unlock(&fork_lock);
+			return;
+		}
+	}
+	nfd = r == 1 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : r == 2 ?
+	      fcntl(fd, F_DUPFD, 100 + below(s, 100)) : dup(fd);
+	record(OP_DUP, nfd, errno);
+	if (opt_verbose)
+		say("[%s #%lu] dup fd %d kind=%d -> %d slot %d", s->tag, s->opno, fd, r, nfd, slot);
+	if (nfd < 0)
+		return;
+	slot_put(s, slot, nfd, &sn.attr, sn.attr_known && snap_stable(s, &sn), sn.member);
+}
+
+static void op_close(struct stream *s)
+{
+	int i = below(s, NSLOTS), ret = 0;
+	struct slot *sl = &W.slots[i];
+
+	if (!s->child)
+		pthread_rwlock_rdlock(&fork_lock);
+	lock(s, &sl->lock);
+	if (opt_verbose)
+		say("[%s #%lu] close slot %d fd %d", s->tag, s->opno, i,
+		    sl->kind == SK_COUNTER ? sl->fd : -1);
+	if (sl->kind == SK_COUNTER) {
+		ret = close(sl->fd);
+		__atomic_add_fetch(&W.closes, 1, __ATOMIC_ACQ_REL);
+		sl->kind = SK_EMPTY;
+		sl->gen++;
+	}
+	unlock(s, &sl->lock);
+	if (!s->child)
+		pthread_rwlock_unlock(&fork_lock);
+	record(OP_CLOSE, ret, errno);
+	if (ret)
+		viol(s, "close of slot %d failed: %s", i, ename(errno));
+}
+
+static void op_affinity(struct stream *s)
+{
+	cpu_set_t set;
+	pid_t who = 0;
+	int i, ret;
+
+	CPU_ZERO(&set);
+	for (i = 0; i < ncpus && i < CPU_SETSIZE; i++)
+		if (chance(s, 60))
+			CPU_SET(i, &set);
+	if (!s->child && chance(s, 30)) {
+		lock(s, &W.lock);
+		who = W.kids[below(s, NKIDS)];
+		unlock(s, &W.lock);
+	}
+	ret = sched_setaffinity(who, sizeof(set), &set);
+	record(OP_AFFINITY, ret, errno);
+	if (opt_verbose)
+		say("[%s #%lu] affinity pid %d -> %d", s->tag, s->opno, who, ret);
+}
+
+static void op_work(struct stream *s)
+{
+	volatile unsigned long x = 0;
+	unsigned long i, n;
+	char *p;
+	int r = below(s, 4);
+
+	switch (r) {
+	case 0:
+		n = 1000 + below(s, 50000);
+		for (i = 0; i < n; i++)
+			x += i;
+		break;
+	case 1:
+		p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			for (i = 0; i < 4; i++)
+				p[i * 4096] = 1;
+			munmap(p, 4 * 4096);
+		}
+		break;
+	case 2:
+		sched_yield();
+		break;
+	default: {
+		struct timespec ts = { 0, 1000 * (long)below(s, 200) };
+
+		nanosleep(&ts, NULL);
+	}
+	}
+	record(OP_WORK, 0, 0);
+}
+
+/* ---- processes and threads ---- */
+
+static void run_ops(struct stream *s, unsigned long n, bool budget);
+
+/* A reaped pid: remember it (and its pidfd) as a dead target. */
+static void note_dead(pid_t p, int status)
+{
+	int i, pfd = -1;
+
+	pthread_mutex_lock(&W.lock);
+	for (i = 0; i < NKIDS; i++)
+		if (W.kids[i] == p) {
+			W.kids[i] = 0;
+			pfd = W.kid_pidfd[i];
+			W.kid_pidfd[i] = -1;
+		}
+	i = W.ndead++ % NDEAD;
+	if (W.dead_pidfd[i] > 0) {
+		close(W.dead_pidfd[i]);
+		__atomic_add_fetch(&W.closes, 1, __ATOMIC_ACQ_REL);
+	}
+	W.dead[i] = p;
+	W.dead_pidfd[i] = pfd;
+	pthread_mutex_unlock(&W.lock);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == EXEC_VIOLATION)
+		__atomic_add_fetch(&sh->violations, 1, __ATOMIC_RELAXED);
+}
+
+static void op_reap(struct stream *s)
+{
+	int status, n = 0;
+	pid_t p;
+
+	while ((p = waitpid(-1, &status, WNOHANG | __WALL)) > 0) {
+		note_dead(p, status);
+		n++;
+	}
+	record(OP_REAP, n, 0);
+	if (opt_verbose)
+		say("[%s #%lu] reaped %d", s->tag, s->opno, n);
+}
+
+static void child_setup(void)
+{
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * A slot another thread was changing when we forked is inconsistent
+	 * (its lock is held in our copy): forget it.
+	 */
+	for (i = 0; i < NSLOTS; i++) {
+		if (pthread_mutex_trylock(&W.slots[i].lock)) {
+			W.slots[i].kind = SK_EMPTY;
+			continue;
+		}
+		pthread_mutex_unlock(&W.slots[i].lock);
+	}
+}
+
+static void op_fork(struct stream *s)
+{
+	uint64_t seed = rnd(s);
+	unsigned long n = 2 + below(s, 12);
+	int how = below(s, 4);
+	pid_t p;
+
+	if (opt_verbose)
+		say("[%s #%lu] fork seed=%#llx ops=%lu how=%d", s->tag, s->opno,
+		    (unsigned long long)seed, n, how);
+	pthread_rwlock_wrlock(&fork_lock);
+	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
+	if (p == 0) {
+		struct stream c = *s;
+
+		child_setup();
+		c.rng = seed;
+		c.child = true;
+		c.opno = 0;
+		snprintf(c.tag, sizeof(c.tag), "%.30s.f%d", s->tag, getpid());
+		run_ops(&c, n, false);
+		if (how == 0)
+			raise(SIGKILL);
+		_exit(0);
+	}
+	record(OP_FORK, p, errno);
+}
+
+static void op_sleeper(struct stream *s)
+{
+	int i = below(s, NKIDS), pfd;
+	bool exec = chance(s, 30);
+	pid_t p, old;
+
+	pthread_rwlock_wrlock(&fork_lock);
+	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
+	if (p == 0) {
+		child_setup();
+		if (exec)
+			execl(self_exe, "pmuctx_fuzz", "--child-sleep", (char *)NULL);
+		for (;;)
+			pause();
+	}
+	record(OP_SLEEPER, p, errno);
+	if (p < 0)
+		return;
+	pfd = syscall(SYS_pidfd_open, p, 0);
+	pthread_mutex_lock(&W.lock);
+	old = W.kids[i];
+	if (old)
+		kill(old, SIGKILL);	/* reaped later, then it is a dead target */
+	W.kids[i] = p;
+	if (W.kid_pidfd[i] > 0) {
+		close(W.kid_pidfd[i]);
+		__atomic_add_fetch(&W.closes, 1, __ATOMIC_ACQ_REL);
+	}
+	W.kid_pidfd[i] = pfd;
+	pthread_mutex_unlock(&W.lock);
+	if (opt_verbose)
+		say("[%s #%lu] sleeper %d in %d (exec %d)", s->tag, s->opno, p, i, exec);
+}
+
+static void op_kill(struct stream *s)
+{
+	static const int sigs[] = { SIGKILL, SIGSTOP, SIGCONT, SIGCONT, SIGTERM, SIGUSR1 };
+	int sig = sigs[below(s, sizeof(sigs) / sizeof(sigs[0]))], ret = 0;
+	pid_t p;
+
+	pthread_mutex_lock(&W.lock);
+	p = W.kids[below(s, NKIDS)];
+	if (p)
+		ret = kill(p, sig);
+	pthread_mutex_unlock(&W.lock);
+	record(OP_KILL, ret, errno);
+	if (opt_verbose)
+		say("[%s #%lu] kill %d sig %d", s->tag, s->opno, p, sig);
+}
+
+struct tstart {
+	struct stream s;
+	unsigned long n;
+};
+
+static void *transient_main(void *arg)
+{
+	struct tstart *ts = arg;
+
+	run_ops(&ts->s, ts->n, false);
+	free(ts);
+	__atomic_sub_fetch(&W.transient, 1, __ATOMIC_ACQ_REL);
+	return NULL;
+}
+
+static void op_thread(struct stream *s)
+{
+	struct tstart *ts = malloc(sizeof(*ts));
+	pthread_attr_t at;
+	pthread_t th;
+	int ret;
+
+	if (!ts)
+		return;
+	ts->s = *s;
+	ts->s.rng = rnd(s);
+	ts->s.opno = 0;
+	ts->n = 2 + below(s, 16);
+	snprintf(ts->s.tag, sizeof(ts->s.tag), "%.30s.x%lu", s->tag, s->opno);
+	if (__atomic_add_fetch(&W.transient, 1, __ATOMIC_ACQ_REL) > 4) {
+		__atomic_sub_fetch(&W.transient, 1, __ATOMIC_ACQ_REL);
+		free(ts);
+		record(OP_THREAD, -1, EAGAIN);
+		return;
+	}
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	ret = pthread_create(&th, &at, transient_main, ts);
+	pthread_attr_destroy(&at);
+	if (ret) {
+		__atomic_sub_fetch(&W.transient, 1, __ATOMIC_ACQ_REL);
+		free(ts);
+	}
+	record(OP_THREAD, ret ? -1 : 0, ret);
+}
+
+static void op_exec(struct stream *s)
+{
+	uint64_t seed = rnd(s), mask = 0;
+	char arg[32], marg[32];
+	pid_t p;
+	int i;
+
+	for (i = 0; i < NR_CLASSES; i++)
+		mask |= (uint64_t)excluded[i] << i;
+	snprintf(arg, sizeof(arg), "%llu", (unsigned long long)seed);
+	snprintf(marg, sizeof(marg), "%#llx", (unsigned long long)mask);
+	if (opt_verbose)
+		say("[%s #%lu] exec child seed=%s", s->tag, s->opno, arg);
+	pthread_rwlock_wrlock(&fork_lock);
+	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
+	if (p == 0) {
+		child_setup();
+		execl(self_exe, "pmuctx_fuzz", "--child-exec", arg, marg, (char *)NULL);
+		_exit(127);
+	}
+	record(OP_EXEC, p, errno);
+}
+
+/* ---- the operation loop ---- */
+
+struct tbuf {
+	uint64_t big[BIGBUF / 8];
+	unsigned char sized[4096 + 4096];
+	char attr[8192];
+};
+
+static enum op pick_op(struct stream *s)
+{
+	int total = 0, i, r;
+
+	for (i = 0; i < NR_OPS; i++)
+		if (!excluded[i] && (!s->child || ops[i].child_ok))
+			total += ops[i].weight;
+	r = below(s, total);
+	for (i = 0; i < NR_OPS; i++) {
+		if (excluded[i] || (s->child && !ops[i].child_ok))
+			continue;
+		r -= ops[i].weight;
+		if (r < 0)
+			return i;
+	}
+	return OP_WORK;
+}
+
+static void run_ops(struct stream *s, unsigned long n, bool budget)
+{
+	struct tbuf *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long i;
+
+	if (b == MAP_FAILED)
+		return;
+	for (i = 0; i < n; i++) {
+		enum op op = pick_op(s);
+
+		s->opno++;
+		if (budget && ((i & 15) == 0) && (now() > deadline || (sh && sh->stop)))
+			break;
+		switch (op) {
+		case OP_OPEN: op_open(s, b->attr); break;
+		case OP_READ: op_read(s, b->big); break;
+		case OP_CTL: op_ctl(s); break;
+		case OP_ID: op_id(s, b->big); break;
+		case OP_STATS: op_stats(s, b->sized); break;
+		case OP_TREE: op_tree(s, b->sized); break;
+		case OP_SAMPLES: op_samples(s, b->sized, b->big); break;
+		case OP_BADIOCTL: op_badioctl(s); break;
+		case OP_INFO: op_info(s, b->sized); break;
+		case OP_POLL: op_poll(s); break;
+		case OP_MMAP: op_mmap(s); break;
+		case OP_MUNMAP: op_munmap(s); break;
+		case OP_FCNTL: op_fcntl(s); break;
+		case OP_DUP: op_dup(s); break;
+		case OP_CLOSE: op_close(s); break;
+		case OP_FORK: op_fork(s); break;
+		case OP_SLEEPER: op_sleeper(s); break;
+		case OP_KILL: op_kill(s); break;
+		case OP_REAP: op_reap(s); break;
+		case OP_THREAD: op_thread(s); break;
+		case OP_EXEC: op_exec(s); break;
+		case OP_AFFINITY: op_affinity(s); break;
+		default: op_work(s); break;
+		}
+	}
+	munmap(b, sizeof(*b));
+}
+
+/* ---- worker process ---- */
+
+struct pstart {
+	struct stream s;
+	unsigned long n;
+	int t;
+};
+
+static void *persistent_main(void *arg)
+{
+	struct pstart *ps = arg;
+
+	W.tids[ps->t % 8] = gettid_();
+	run_ops(&ps->s, ps->n, true);
+	return NULL;
+}
+
+static void sig_count(int sig)
+{
+	(void)sig;
+}
+
+static void worker_setup_common(void)
+{
+	struct sigaction sa = { .sa_handler = sig_count };
+	int i;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGIO, &sa, NULL);
+	for (i = SIGRTMIN; i < SIGRTMIN + 4; i++)
+		sigaction(i, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_mutex_init(&W.lock, NULL);
+	{
+		pthread_rwlockattr_t ra;
+
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&fork_lock, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
+	for (i = 0; i < NSLOTS; i++) {
+		pthread_mutex_init(&W.slots[i].lock, NULL);
+		W.slots[i].kind = SK_EMPTY;
+		W.slots[i].fd = -1;
+	}
+	for (i = 0; i < NKIDS; i++)
+		W.kid_pidfd[i] = -1;
+	for (i = 0; i < NDEAD; i++)
+		W.dead_pidfd[i] = -1;
+	W.bad = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (W.bad == MAP_FAILED) {
+		perror("mmap");
+		_exit(2);
+	}
+	memset(W.bad, 0, 3 * 4096);
+	mprotect(W.bad + 4096, 4096, PROT_READ);
+	mprotect(W.bad + 2 * 4096, 4096, PROT_NONE);
+	W.ents = mmap(NULL, (TREE_ROOM + 1) * sizeof(*W.ents), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (W.ents == MAP_FAILED) {
+		perror("mmap");
+		_exit(2);
+	}
+	W.dev = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	if (W.dev < 0) {
+		perror("/dev/pmuctx");
+		_exit(2);
+	}
+	W.procf = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+}
+
+/* A FIFO and a regular file, both named "[pidfd]": only real pidfds count. */
+static void make_fake_pidfds(void)
+{
+	char path[128];
+
+	snprintf(W.dir, sizeof(W.dir), "/tmp/pmuctx-fuzz.%d", getpid());
+	mkdir(W.dir, 0700);
+	snprintf(path, sizeof(path), "%s/f", W.dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/f/[pidfd]", W.dir);
+	mkfifo(path, 0600);
+	W.fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/r", W.dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/r/[pidfd]", W.dir);
+	W.regf = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (W.fifo < 0 || W.regf < 0) {
+		say("fake pidfds: %s", strerror(errno));
+		_exit(2);
+	}
+}
+
+static void remove_fake_pidfds(const char *dir)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/f/[pidfd]", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/r/[pidfd]", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/r", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
+static uint64_t stream_seed(int w, int t)
+{
+	uint64_t x = opt_seed * 0x100000001b3ULL + (uint64_t)w * 1000003 + t;
+
+	splitmix(&x);
+	return splitmix(&x);
+}
+
+static void worker_main(int idx, bool unpriv, unsigned long budget)
+{
+	pthread_t th[16];
+	struct pstart ps[16];
+	double t_end;
+	int t, status, i;
+	pid_t p;
+
+	setpgid(0, 0);
+	alarm(opt_seconds + 60);	/* watchdog: SIGALRM ends a hung worker */
+	W.idx = idx;
+	W.unpriv = unpriv;
+	if (unpriv) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534)) {
+			perror("drop privileges");
+			_exit(2);
+		}
+		/* setuid cleared it: our own children must stay attachable */
+		prctl(PR_SET_DUMPABLE, 1);
+	}
+	worker_setup_common();
+	make_fake_pidfds();
+
+	for (t = 0; t < opt_threads; t++) {
+		ps[t].s.rng = stream_seed(idx, t);
+		ps[t].s.w = idx;
+		ps[t].s.t = t;
+		ps[t].s.opno = 0;
+		ps[t].s.child = false;
+		ps[t].s.exec_child = false;
+		snprintf(ps[t].s.tag, sizeof(ps[t].s.tag), "w%d%s.t%d", idx,
+			 unpriv ? "u" : "", t);
+		ps[t].n = budget / opt_threads + (t == 0 ? budget % opt_threads : 0);
+		ps[t].t = t;
+	}
+	for (t = 1; t < opt_threads; t++)
+		if (pthread_create(&th[t], NULL, persistent_main, &ps[t])) {
+			perror("pthread_create");
+			_exit(2);
+		}
+	persistent_main(&ps[0]);
+	for (t = 1; t < opt_threads; t++)
+		pthread_join(th[t], NULL);
+
+	/* Transient threads finish their few ops; then no child may outlive us. */
+	t_end = now() + 10;
+	while (__atomic_load_n(&W.transient, __ATOMIC_ACQUIRE) && now() < t_end)
+		usleep(1000);
+	kill(0, SIGCONT);
+	for (i = 0; i < NKIDS; i++)
+		if (W.kids[i])
+			kill(W.kids[i], SIGKILL);
+	while ((p = waitpid(-1, &status, __WALL)) > 0 || errno == EINTR)
+		if (p > 0)
+			note_dead(p, status);
+	remove_fake_pidfds(W.dir);
+	_exit(0);
+}
+
+/* ---- exec'd child modes ---- */
+
+/* What the loaded module offers: the hardware backend, allow_kernel. */
+static int probe(struct pmuctx_info *info)
+{
+	FILE *f = fopen("/sys/module/pmuctx/parameters/allow_kernel", "r");
+	int dev;
+
+	if (f) {
+		allow_kernel = fgetc(f) == 'Y';
+		fclose(f);
+	}
+	info->size = sizeof(*info);
+	dev = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	if (dev < 0 || ioctl(dev, PMUCTX_INFO, info))
+		return -1;
+	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
+	close(dev);
+	return 0;
+}
+
+static int child_exec_main(uint64_t seed, uint64_t mask)
+{
+	struct stream s = { .rng = seed, .child = true, .exec_child = true };
+	char path[64], link[64];
+	ssize_t n;
+	int fd, i = 0;
+
+	struct pmuctx_info info;
+
+	if (probe(&info))
+		return 2;
+	snprintf(s.tag, sizeof(s.tag), "exec%d", getpid());
+	for (i = 0; i < NR_CLASSES && i < 64; i++)
+		excluded[i] = (mask >> i) & 1;
+	i = 0;
+	worker_setup_common();
+	W.fifo = W.regf = W.procf;
+	for (fd = 3; fd < 256 && i < NSLOTS; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		if (!strcmp(link, "anon_inode:[pmuctx]"))
+			slot_put(&s, i++, fd, NULL, false, false);
+	}
+	/* also: a few opens with ENABLE_ON_EXEC already past, and exit */
+	run_ops(&s, below(&s, 24), false);
+	return 0;
+}
+
+/* ---- supervisor ---- */
+
+static void print_summary(double elapsed)
+{
+	int op, e;
+
+	say("# op        total   errnos");
+	for (op = 0; op < NR_OPS; op++) {
+		char line[1024];
+		unsigned long tot = 0;
+		int n;
+
+		for (e = 0; e < NERR; e++)
+			tot += sh->errs[op][e];
+		if (!tot)
+			continue;
+		n = snprintf(line, sizeof(line), "# %-9s %7lu  ", ops[op].name, tot);
+		for (e = 0; e < NERR && n < (int)sizeof(line) - 40; e++)
+			if (sh->errs[op][e])
+				n += snprintf(line + n, sizeof(line) - n, " %s:%lu",
+					      ename(e), sh->errs[op][e]);
+		say("%s", line);
+	}
+	say("# %lu ops in %.1fs: %.0f ops/s, %lu violations", sh->ops, elapsed,
+	    elapsed > 0 ? sh->ops / elapsed : 0.0, sh->violations);
+}
+
+static void usage(void)
+{
+	say("usage: pmuctx_fuzz [--seed N] [--ops N] [--seconds S] [--workers N]\n"
+	    "                   [--threads N] [--verbose] [--exclude CLASS,...] [--no-CLASS]\n"
+	    "classes: every op (open read ctl id stats tree samples badioctl info poll\n"
+	    "  mmap munmap fcntl dup close fork sleeper kill reap thread exec affinity\n"
+	    "  work) and fake-pidfd unpriv pid1 tiny-period inherit-stat monotonic\n"
+	    "  sampling");
+	exit(2);
+}
+
+static void exclude(const char *list)
+{
+	char buf[256], *tok, *save;
+	int i;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < NR_CLASSES; i++)
+			if (!strcmp(tok, i < NR_OPS ? ops[i].name : class_names[i - NR_OPS]))
+				break;
+		if (i == NR_CLASSES) {
+			say("unknown class %s", tok);
+			usage();
+		}
+		excluded[i] = true;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+	int i, status, nprivfail = 0, hung = 0, unpriv_workers = 0;
+	double elapsed, last = 0, kill_at;
+	pid_t wpids[MAX_WORKERS] = { 0 };
+	bool whung[MAX_WORKERS] = { false };
+	char link[64];
+	ssize_t n;
+	pid_t p;
+
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--child-sleep")) {
+			for (;;)
+				pause();
+		} else if (!strcmp(a, "--child-exec") && v && i + 2 < argc) {
+			ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+			return child_exec_main(strtoull(v, NULL, 0),
+					       strtoull(argv[i + 2], NULL, 0));
+		} else if (!strcmp(a, "--seed") && v) {
+			opt_seed = strtoull(v, NULL, 0); i++;
+		} else if (!strcmp(a, "--ops") && v) {
+			opt_ops = strtoul(v, NULL, 0); i++;
+		} else if (!strcmp(a, "--seconds") && v) {
+			opt_seconds = strtoul(v, NULL, 0); i++;
+		} else if (!strcmp(a, "--workers") && v) {
+			opt_workers = atoi(v); i++;
+		} else if (!strcmp(a, "--threads") && v) {
+			opt_threads = atoi(v); i++;
+		} else if (!strcmp(a, "--verbose") || !strcmp(a, "-v")) {
+			opt_verbose++;
+		} else if (!strcmp(a, "--exclude") && v) {
+			exclude(v); i++;
+		} else if (!strncmp(a, "--no-", 5)) {
+			exclude(a + 5);
+		} else {
+			usage();
+		}
+	}
+	if (opt_workers < 1 || opt_workers > MAX_WORKERS || opt_threads < 1 ||
+	    opt_threads > 8 || !opt_seconds)
+		usage();
+	deadline = opt_seconds;
+	ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	n = readlink("/proc/1/exe", link, sizeof(link) - 1);
+	in_vm = n > 0 && !strncmp(link, "/bin/busybox", n);
+	if (probe(&info)) {
+		printf("not ok 1 - pmuctx_fuzz: /dev/pmuctx: %s\n", strerror(errno));
+		return 1;
+	}
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 1;
+	sh->top = getpid();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n1..1\n");
+	printf("# pmuctx_fuzz seed=%llu ops=%lu seconds=%u workers=%d threads=%d backend=%s cpus=%d%s\n",
+	       (unsigned long long)opt_seed, opt_ops, opt_seconds, opt_workers, opt_threads,
+	       info.backend, ncpus, in_vm ? " vm" : "");
+	for (i = 0; i < NR_CLASSES; i++)
+		if (excluded[i])
+			printf("# excluded: %s\n", i < NR_OPS ? ops[i].name : class_names[i - NR_OPS]);
+
+	for (i = 0; i < opt_workers; i++) {
+		bool unpriv = geteuid() != 0 ||
+			      (!excluded[CL_UNPRIV] && (i % 2) == 1);
+		unsigned long budget = opt_ops / opt_workers +
+				       (i == 0 ? opt_ops % opt_workers : 0);
+
+		unpriv_workers += unpriv;
+		p = fork();
+		if (p == 0)
+			worker_main(i, unpriv, budget);
+		if (p < 0) {
+			perror("fork");
+			return 1;
+		}
+		sh->workers[i] = p;
+		wpids[i] = p;
+		setpgid(p, p);
+	}
+
+	/* Reap; past the deadline plus grace, kill what is left. */
+	kill_at = opt_seconds + 75;
+	for (;;) {
+		p = waitpid(-1, &status, WNOHANG | __WALL);
+		if (p < 0 && errno == ECHILD)
+			break;
+		if (p > 0) {
+			for (i = 0; i < opt_workers; i++)
+				if (sh->workers[i] == p) {
+					if (WIFSIGNALED(status)) {
+						say("worker %d died by signal %d%s", i,
+						    WTERMSIG(status),
+						    WTERMSIG(status) == SIGALRM ?
+						    " (watchdog: hung)" : "");
+						nprivfail++;
+					} else if (WEXITSTATUS(status)) {
+						say("worker %d exited %d", i, WEXITSTATUS(status));
+						nprivfail++;
+					}
+					sh->workers[i] = 0;
+				}
+			continue;
+		}
+		elapsed = now();
+		if (elapsed - last >= 10) {
+			last = elapsed;
+			printf("# %.0fs: %lu ops, %.0f ops/s, %lu violations\n", elapsed,
+			       sh->ops, sh->ops / elapsed, sh->violations);
+		}
+		if (elapsed > deadline)
+			sh->stop = 1;
+		if (elapsed > kill_at) {
+			for (i = 0; i < opt_workers; i++)
+				if (sh->workers[i]) {
+					say("worker %d (pid %d) still running %.0fs after the deadline: killing it",
+					    i, sh->workers[i], elapsed - deadline);
+					kill(-sh->workers[i], SIGKILL);
+					kill(sh->workers[i], SIGKILL);
+					if (!whung[i])
+						hung++;
+					whung[i] = true;
+				}
+			/* grandchildren re-parented to us (subreaper) */
+			kill_at = elapsed + 5;
+			if (elapsed > opt_seconds + 100) {
+				say("children that SIGKILL does not end: giving up on them");
+				break;
+			}
+		}
+		usleep(20000);
+	}
+	elapsed = now();
+	for (i = 0; i < opt_workers; i++) {
+		char dir[64];
+
+		snprintf(dir, sizeof(dir), "/tmp/pmuctx-fuzz.%d", wpids[i]);
+		remove_fake_pidfds(dir);
+	}
+	print_summary(elapsed);
+	(void)unpriv_workers;
+	if (sh->violations || nprivfail || hung) {
+		printf("not ok 1 - pmuctx_fuzz seed=%llu: %lu violations, %d workers failed, %d hung\n",
+		       (unsigned long long)opt_seed, sh->violations, nprivfail, hung);
+		return 1;
+	}
+	printf("ok 1 - pmuctx_fuzz seed=%llu: %lu ops in %.1fs, %.0f ops/s\n",
+	       (unsigned long long)opt_seed, sh->ops, elapsed, sh->ops / elapsed);
+	return 0;
+}
