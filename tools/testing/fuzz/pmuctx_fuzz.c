@@ -1329,6 +1329,8 @@ static void op_stats(struct stream *s, unsigned char *b)
 
 static void op_tree(struct stream *s, unsigned char *b)
 {
+	static __thread struct pmuctx_tree_entry mine[65];
+	struct pmuctx_tree_entry *ents;
 	static const uint32_t rooms[] = { 0, 1, 2, 3, 16, 64, 65535, 65536, 65537, UINT32_MAX };
 	struct pmuctx_tree_read *tr = (struct pmuctx_tree_read *)b;
 	enum ptr_kind pk = pick_ptr(s), epk = pick_ptr(s);
@@ -1348,9 +1350,14 @@ static void op_tree(struct stream *s, unsigned char *b)
 	room = nr_in < TREE_ROOM ? nr_in : TREE_ROOM;
 	if (epk == P_STRADDLE)
 		epk = P_RO;
-	tr->entries = (uintptr_t)ptr_of(epk, W.ents, room * sizeof(*W.ents));
+	/*
+	 * W.ents is shared by the worker's threads: the canary check needs a
+	 * buffer of this thread's own.
+	 */
+	ents = room <= 64 ? mine : W.ents;
+	tr->entries = (uintptr_t)ptr_of(epk, ents, room * sizeof(*ents));
 	if (epk == P_GOOD && room <= 64)
-		memset(W.ents, 0xa5, (room + 1) * sizeof(*W.ents));
+		memset(ents, 0xa5, (room + 1) * sizeof(*ents));
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
 	if (pk != P_GOOD) {
@@ -1387,15 +1394,15 @@ static void op_tree(struct stream *s, unsigned char *b)
 	if (ret == 0 && epk != P_GOOD && room && tr->nr_entries)
 		viol(s, "%s: success copying %u entries to a bad pointer", what, tr->nr_entries);
 	if (ret == 0 && epk == P_GOOD && room <= 64) {
-		const unsigned char *c = (const unsigned char *)&W.ents[room];
+		const unsigned char *c = (const unsigned char *)&ents[room];
 
-		for (i = 0; i < sizeof(*W.ents); i++)
+		for (i = 0; i < sizeof(*ents); i++)
 			if (c[i] != 0xa5) {
 				viol(s, "%s wrote past nr_entries", what);
 				break;
 			}
 		for (i = 0; i < tr->nr_entries && i < room; i++)
-			if (!W.ents[i].tid)
+			if (!ents[i].tid)
 				viol(s, "%s: entry %u has tid 0", what, i);
 	}
 }
