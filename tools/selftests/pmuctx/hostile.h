@@ -33,6 +33,17 @@
 #define PMUCTX_DEFAULT_MAX_COUNTERS	1024
 
 /*
+ * PMUCTX_TEST=<name> runs only that test of a file (the 6.1 harness has no
+ * filter): a race that corrupts the old module's state cannot then hide or
+ * fake the next test's result.
+ */
+#define SELECTED_OR_SKIP() do {						\
+	const char *__only = getenv("PMUCTX_TEST");			\
+	if (__only && strcmp(__only, _metadata->name))			\
+		SKIP(return, "PMUCTX_TEST=%s", __only);			\
+} while (0)
+
+/*
  * Become uid/gid 65534 for good (real, effective, saved).  Changing ids
  * leaves the process undumpable; a plain user process is dumpable.
  */
@@ -96,6 +107,24 @@ static inline bool have_hw_pmu(void)
 	struct pmuctx_info info;
 
 	return !pmu_info(&info) && (info.features & PMUCTX_FEAT_HARDWARE);
+}
+
+/*
+ * Fault in @pages fresh anonymous pages, one fault each: no transparent
+ * huge page may map 512 of them at once.
+ */
+static inline void touch_small_pages(long pages)
+{
+	long psz = sysconf(_SC_PAGESIZE), i;
+	char *p = mmap(NULL, pages * psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	madvise(p, pages * psz, MADV_NOHUGEPAGE);
+	for (i = 0; i < pages; i++)
+		p[i * psz] = 1;
+	munmap(p, pages * psz);
 }
 
 /* Zeroed memory shared with every later child (fork keeps MAP_SHARED). */

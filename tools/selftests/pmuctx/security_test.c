@@ -62,6 +62,7 @@ TEST(unprivileged_attach_policy)
 	int rel, pfd, status, go[2];
 	pid_t kid, stranger, tester;
 
+	SELECTED_OR_SKIP();
 	/* A stranger of the same uid: not our descendant. */
 	ASSERT_EQ(0, pipe(go));
 	stranger = fork();
@@ -112,6 +113,7 @@ TEST(unprivileged_hardware_counters_are_user_only)
 				 .config = PMUCTX_HW_CPU_CYCLES };
 	int fd;
 
+	SELECTED_OR_SKIP();
 	if (!have_hw_pmu())
 		SKIP(return, "no hardware PMU (x86_64 TCG)");
 	if (pmuctx_module_param("allow_kernel", 0) > 0)
@@ -161,6 +163,7 @@ TEST(fake_pidfds_are_ebadf)
 	char dir[] = "/tmp/pmuctx-pidfd-XXXXXX", path[64];
 	int fd, sk[2], counter;
 
+	SELECTED_OR_SKIP();
 	ASSERT_EQ(0, become_nobody());
 	ASSERT_NE(NULL, mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/[pidfd]", dir);
@@ -248,7 +251,7 @@ static void __attribute__((noreturn)) exec_helper(int go, long pages,
 	if (go >= 0 && read(go, &c, 1) != 1)
 		_exit(120);
 	if (pages) {
-		touch_pages(PRE_EXEC_PAGES);
+		touch_small_pages(PRE_EXEC_PAGES);
 		spin_loop(PRE_EXEC_LOOPS);
 	}
 	snprintf(a[0], sizeof(a[0]), "%ld", pages);
@@ -284,6 +287,7 @@ TEST(setuid_exec_detaches_inherited_counters)
 	pid_t kid;
 	char c;
 
+	SELECTED_OR_SKIP();
 	find_helper(_metadata);
 	ASSERT_EQ(0, become_nobody());
 	ASSERT_EQ(0, pipe(ready));
@@ -338,6 +342,7 @@ TEST(setuid_exec_detaches_attached_counter)
 	pid_t kid;
 	char c;
 
+	SELECTED_OR_SKIP();
 	find_helper(_metadata);
 	ASSERT_EQ(0, become_nobody());
 	ASSERT_EQ(0, pipe(ready));
@@ -371,6 +376,7 @@ TEST(setuid_process_cannot_be_attached)
 	pid_t kid;
 	char c;
 
+	SELECTED_OR_SKIP();
 	find_helper(_metadata);
 	ASSERT_EQ(0, become_nobody());
 	ASSERT_EQ(0, pipe(ready));
@@ -409,6 +415,7 @@ TEST(user_only_samples_have_no_kernel_addresses)
 	uint64_t total = 0, kernel = 0, foreign = 0, first_kernel = 0, end;
 	int fd, i;
 
+	SELECTED_OR_SKIP();
 	if (!have_hw_pmu())
 		SKIP(return, "no hardware PMU (x86_64 TCG)");
 	ASSERT_EQ(0, pmu_info(&info));
@@ -531,6 +538,7 @@ TEST(closed_counters_leave_nothing_at_el0)
 	int fds[33];
 	char c;
 
+	SELECTED_OR_SKIP();
 	if (!have_hw_pmu())
 		SKIP(return, "no hardware PMU (x86_64 TCG)");
 	ASSERT_EQ(0, pmu_info(&info));
@@ -589,6 +597,7 @@ TEST(family_counts_invisible_at_el0)
 	pid_t reader, kid;
 	char c = 'x';
 
+	SELECTED_OR_SKIP();
 	if (!have_hw_pmu())
 		SKIP(return, "no hardware PMU (x86_64 TCG)");
 	ASSERT_EQ(0, pmu_info(&info));
@@ -667,6 +676,7 @@ TEST(counters_per_context_are_bounded)
 	struct pmuctx_ctx_stats st;
 	int *fds, fd, err = 0;
 
+	SELECTED_OR_SKIP();
 	raise_nofile(_metadata, limit + 256);
 	ASSERT_EQ(0, become_nobody());
 	fds = calloc(limit + 8, sizeof(*fds));
@@ -770,6 +780,7 @@ TEST(closed_counters_are_not_inherited_down_a_chain)
 	int g, status;
 	pid_t top;
 
+	SELECTED_OR_SKIP();
 	ASSERT_NE(NULL, rep);
 	ASSERT_EQ(0, become_nobody());
 	top = fork();
@@ -799,6 +810,7 @@ TEST(close_retires_every_clone)
 	int status, refs = -1, i;
 	pid_t s;
 
+	SELECTED_OR_SKIP();
 	s = fork();
 	ASSERT_LE(0, s);
 	if (!s) {

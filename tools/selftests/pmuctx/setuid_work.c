@@ -52,6 +52,8 @@ int main(int argc, char **argv)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return 4;
+		/* One fault per page: no transparent huge page. */
+		madvise(p, n * psz, MADV_NOHUGEPAGE);
 		for (i = 0; i < n; i++)
 			p[i * psz] = 1;
 		munmap(p, n * psz);
