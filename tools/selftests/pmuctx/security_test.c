@@ -521,6 +521,11 @@ static int check_el0_view(struct __test_metadata *_metadata,
 		}
 	}
 	EXPECT_EQ(0, leaks);
+	if (getenv("PMUCTX_DEBUG"))
+		for (i = 0; i < v->nr; i++)
+			TH_LOG("%s: counter %u: %s %llu", when, v->idx[i],
+			       v->trapped[i] ? "trapped" : "reads",
+			       (unsigned long long)v->val[i]);
 	return leaks;
 }
 
@@ -582,6 +587,19 @@ TEST(closed_counters_leave_nothing_at_el0)
 	waitpid(b, &status, 0);
 }
 
+/* The task holding the context of counter @fd's original instance. */
+static pid_t first_holder(int fd)
+{
+	struct pmuctx_tree_entry ents[4];
+	struct pmuctx_tree_read tr = {
+		.size = sizeof(tr), .nr_entries = 4, .entries = (uintptr_t)ents,
+	};
+
+	if (ioctl(fd, PMUCTX_IOC_TREE_READ, &tr) || !tr.nr_entries)
+		return -1;
+	return ents[0].tid;
+}
+
 /*
  * A family (parent and child with inherited counters on every PMU counter)
  * ping-pongs on CPU 0, swapping contexts; an unrelated task with a mapped
@@ -639,7 +657,18 @@ TEST(family_counts_invisible_at_el0)
 			leaks += check_el0_view(_metadata, &v, "during the ping-pong");
 		}
 	}
-	/* The parent closes its counters while loaded; the child keeps clones. */
+	/*
+	 * Swaps move contexts: go on until we hold the originals' context
+	 * (the tree read's first entry), then close them while it is loaded
+	 * here; the child keeps its clones.
+	 */
+	for (r = 0; r < 50 && first_holder(fds[0]) != getpid(); r++) {
+		write_full(a[1], "p", 1);
+		read_full(bp[0], &c, 1);
+	}
+	if (getenv("PMUCTX_DEBUG"))
+		TH_LOG("holder %d after %d more round trips (we are %d)",
+		       first_holder(fds[0]), r, getpid());
 	spin_loop(1000000);
 	for (i = 0; i <= (int)info.nr_general && i < 33; i++)
 		if (fds[i] >= 0)
@@ -815,7 +844,8 @@ TEST(close_retires_every_clone)
 	ASSERT_LE(0, s);
 	if (!s) {
 		struct pmuctx_ctx_stats st = { 0 };
-		int fd, probe, closed[2], rel[2], tries;
+		int fd, probe, closed[2], rel[2], tries, who;
+		unsigned int nr[2];
 		pid_t kid;
 		char c;
 
@@ -834,22 +864,29 @@ TEST(close_retires_every_clone)
 		}
 		read_full(closed[0], &c, 1);
 		close(fd);
-		probe = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, kid, 0);
-		if (probe < 0)
-			_exit(4);
-		for (tries = 0; tries < 100; tries++) {
-			if (ctx_stats(probe, &st))
-				_exit(5);
-			if (st.nr_counters == 1)
-				break;
-			sleep_ms(10);
+		/*
+		 * Swaps may have left the original's context with the child
+		 * and a clone's with us: neither may hold anything now.
+		 */
+		for (who = 0; who < 2; who++) {
+			probe = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, who ? kid : 0, 0);
+			if (probe < 0)
+				_exit(4);
+			for (tries = 0; tries < 100; tries++) {
+				if (ctx_stats(probe, &st))
+					_exit(5);
+				if (st.nr_counters == 1)
+					break;
+				sleep_ms(10);
+			}
+			close(probe);
+			nr[who] = st.nr_counters;
 		}
-		close(probe);
 		write_full(rel[1], "r", 1);
 		waitpid(kid, &status, 0);
-		fprintf(stderr, "# the child's context holds %u counters after the close\n",
-			st.nr_counters);
-		_exit(st.nr_counters == 1 ? 0 : 1);
+		fprintf(stderr, "# after the close, our context holds %u counters, the child's %u\n",
+			nr[0], nr[1]);
+		_exit(nr[0] == 1 && nr[1] == 1 ? 0 : 1);
 	}
 	ASSERT_EQ(s, waitpid(s, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
