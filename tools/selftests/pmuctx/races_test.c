@@ -324,7 +324,7 @@ TEST(inherit_stat_family_reset_is_whole)
 struct toggler {
 	int fd;
 	volatile int round, forks, stop_at, done, quit;
-	long toggles;
+	volatile long toggles;
 };
 
 /* DISABLE/ENABLE as fast as possible while the forker forks; end enabled. */
@@ -369,6 +369,7 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 	static struct pmuctx_tree_entry t1[256], t2[256];
 	int fillers[FILLERS], ack[2], go[2], quit[2], i, j, k, status;
 	struct toggler *tg = shared_area(sizeof(*tg));
+	long t0;
 	struct pmuctx_tree_read tr1, tr2;
 	pid_t kids[ROUND_KIDS];
 	long frozen = 0, checked = 0;
@@ -408,7 +409,10 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 	while (rounds < MAX_ROUNDS && now_ns() < end && first_bad < 0) {
 		tg->forks = 0;
 		tg->stop_at = 2 + random() % (ROUND_KIDS - 4);
+		t0 = tg->toggles;
 		tg->round = ++rounds;
+		while (tg->toggles == t0)	/* the toggler is at it */
+			usleep(20);
 		for (k = 0; k < ROUND_KIDS; k++) {
 			kids[k] = fork();
 			ASSERT_LE(0, kids[k]);
