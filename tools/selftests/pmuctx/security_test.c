@@ -190,10 +190,13 @@ TEST(fake_pidfds_are_ebadf)
 	rmdir(path);
 	rmdir(dir);
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sk));
-	EXPECT_NOT_A_PIDFD(sk[0], "a socket");
-	close(sk[0]);
-	close(sk[1]);
+	if (!socketpair(AF_UNIX, SOCK_STREAM, 0, sk)) {
+		EXPECT_NOT_A_PIDFD(sk[0], "a socket");
+		close(sk[0]);
+		close(sk[1]);
+	} else {
+		TH_LOG("no AF_UNIX sockets (%s): socket case not run", strerror(errno));
+	}
 	EXPECT_NOT_A_PIDFD(pmuctx_dev(), "/dev/pmuctx");
 	counter = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
 	ASSERT_LE(0, counter);
