@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hostile race tests (Documentation/security.rst): attach in the window
+ * between fork and the child's first run, family reads and resets racing
+ * equivalent swaps, fork racing enable, fork churn racing structural
+ * changes.  Each is bounded in time and meant for -smp 2, where the two
+ * sides really run at once; all run as uid/gid 65534.
+ */
+#include <pthread.h>
+#include "hostile.h"
+#include "kselftest_harness.h"
+
+static void pin_thread(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu >= nr_cpus())
+		cpu = nr_cpus() - 1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+/* ---- attach between fork and first run --------------------------------- */
+
+#define ATTACH_COUNTERS	256	/* inherited: a long fork hook, a wide window */
+
+struct fork_race {
+	volatile pid_t last;	/* newest child of the forker */
+	volatile int stop;
+	long forks, ok, eagain, esrch, eacces, other, other_errno;
+	uint64_t live, exited, failed, tree_entries, tree_exited;
+	int status;
+};
+
+/* The forker: many inherited counters, then children as fast as it can. */
+static int race_forker(struct fork_race *fr)
+{
+	struct pmuctx_tree_entry ents[8];
+	struct pmuctx_tree_read tr;
+	struct pmuctx_ctx_stats st;
+	int fds[ATTACH_COUNTERS], i, status;
+	uint64_t end;
+	pid_t pid;
+
+	pin_to_cpu(0);
+	for (i = 0; i < ATTACH_COUNTERS; i++) {
+		fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		if (fds[i] < 0)
+			return 2;
+	}
+	end = now_ns() + 3000000000ULL;
+	while (now_ns() < end && fr->forks < 4000) {
+		pid = fork();
+		if (pid < 0)
+			return 3;
+		if (!pid) {
+			if (getpid() & 1)
+				spin_loop(20000);
+			syscall(SYS_exit_group, 0);
+		}
+		__atomic_store_n(&fr->last, pid, __ATOMIC_RELEASE);
+		if (waitpid(pid, &status, 0) != pid)
+			return 4;
+		fr->forks++;
+	}
+	fr->stop = 1;
+	if (ctx_stats(fds[0], &st))
+		return 5;
+	fr->live = st.live_tasks;
+	fr->exited = st.exited_tasks;
+	fr->failed = st.inherit_failed;
+	memset(&tr, 0, sizeof(tr));
+	tr.size = sizeof(tr);
+	tr.nr_entries = 8;
+	tr.entries = (uintptr_t)ents;
+	if (ioctl(fds[0], PMUCTX_IOC_TREE_READ, &tr) && errno != ERANGE)
+		return 6;	/* ERANGE: nr_entries is the number needed */
+	fr->tree_entries = tr.nr_entries;
+	fr->tree_exited = tr.exited_tasks;
+	return 0;
+}
+
+/*
+ * A child is findable by pid before the fork hook gave it its clones; an
+ * attach then must not give it a second link (at exit only one would be
+ * retired: the other keeps the freed task, its clones are never folded and
+ * the module reference leaks).  The forker's 256 inherited counters make
+ * the hook long; its parent attaches by pid to the next child over and over
+ * from the other CPU (another process: no TLB shootdowns slow the forks).
+ * Afterwards every child must have exited from the counter's point of view.
+ */
+TEST(attach_between_fork_and_first_run)
+{
+	struct fork_race *fr = shared_area(sizeof(*fr));
+	int status, fd;
+	pid_t f;
+
+	SELECTED_OR_SKIP();
+	ASSERT_NE(NULL, fr);
+	ASSERT_EQ(0, become_nobody());
+	f = fork();
+	ASSERT_LE(0, f);
+	if (!f)
+		_exit(race_forker(fr));
+	__atomic_store_n(&fr->last, f, __ATOMIC_RELEASE);
+	pin_to_cpu(1);
+	while (!fr->stop) {
+		pid_t next = __atomic_load_n(&fr->last, __ATOMIC_ACQUIRE) + 1;
+
+		fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, next, 0);
+		if (fd >= 0) {
+			fr->ok++;
+			close(fd);
+		} else if (errno == EAGAIN) {
+			fr->eagain++;
+		} else if (errno == ESRCH) {
+			fr->esrch++;
+		} else if (errno == EACCES) {	/* an exiting child lost its mm */
+			fr->eacces++;
+		} else {
+			fr->other++;
+			fr->other_errno = errno;
+		}
+	}
+	ASSERT_EQ(f, waitpid(f, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	TH_LOG("%ld forks; attaches: %ld ok, %ld EAGAIN, %ld ESRCH, %ld EACCES, %ld other (%s)",
+	       fr->forks, fr->ok, fr->eagain, fr->esrch, fr->eacces, fr->other,
+	       fr->other ? strerror(fr->other_errno) : "-");
+	TH_LOG("counter: live %llu exited %llu inherit_failed %llu; tree read %llu entries",
+	       (unsigned long long)fr->live, (unsigned long long)fr->exited,
+	       (unsigned long long)fr->failed, (unsigned long long)fr->tree_entries);
+	EXPECT_EQ(0, fr->other);
+	EXPECT_LT(0, fr->ok + fr->eagain) TH_LOG("the attacker never found a child");
+	EXPECT_EQ(1, fr->live) TH_LOG("clones of exited children were never folded");
+	EXPECT_EQ(fr->forks, fr->exited);
+	EXPECT_EQ(0, fr->failed);
+	EXPECT_EQ(1, fr->tree_entries);
+	EXPECT_EQ(fr->forks, fr->tree_exited);
+}
+
+/* ---- INHERIT_STAT family reads and resets racing swaps ------------------ */
+
+#define IDLE_CLONES	250	/* make the family walk long */
+#define BIG_FAULTS	3000	/* the parent's count, the child's is small */
+
+/* Shared with the child: the phase, and the turns each side took. */
+struct pp_faults {
+	volatile int phase;	/* 1: run, 2: stop */
+	volatile uint64_t turns_parent, turns_child;
+};
+
+struct stat_race {
+	int fd;
+	bool reset_mode;
+	struct pp_faults *pf;	/* shared with the child */
+	long reads, drops, resets, bad_resets, round_trips;
+	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
+};
+
+/* The reader: a thread without a clone of the counter, on the other CPU. */
+static void *stat_reader(void *arg)
+{
+	struct stat_race *sr = arg;
+	uint64_t v, prev = 0, s0, s1;
+
+	while (sr->pf->phase < 1)
+		sleep_ms(1);
+	while (sr->pf->phase == 1) {
+		if (sr->reset_mode) {
+			/*
+			 * Task clock: the parent spins, the child only yields,
+			 * both on CPU 0.  After a whole reset the family holds
+			 * at most the CPU time since, at most the time elapsed
+			 * (500 us of slack for clocks read across CPUs); a
+			 * reset that missed the parent leaves its last 2 ms.
+			 */
+			s0 = now_ns();
+			while (now_ns() - s0 < 2000000)
+				;
+			s0 = now_ns();
+			if (ioctl(sr->fd, PMUCTX_IOC_RESET, 0))
+				break;
+			v = pmuctx_read1(sr->fd);
+			s1 = now_ns();
+			sr->resets++;
+			if (v > s1 - s0 + 500000) {
+				if (!sr->bad_resets++) {
+					sr->bad_value = v;
+					sr->bad_allowed = s1 - s0 + 500000;
+				}
+			}
+			continue;
+		}
+		v = pmuctx_read1(sr->fd);
+		if (!sr->reads++)
+			sr->first = v;
+		if (v < prev) {
+			if (!sr->drops++) {
+				sr->drop_from = prev;
+				sr->drop_to = v;
+			}
+		}
+		if (v > sr->max)
+			sr->max = v;
+		prev = v;
+	}
+	return NULL;
+}
+
+/*
+ * Parent (BIG_FAULTS page faults) and child (a few) take turns on CPU 0
+ * with sched_yield() and an INHERIT_STAT counter, so each switch is a swap
+ * that exchanges their values; IDLE_CLONES blocked children lengthen the
+ * family walk.  A thread on CPU 1 reads the family (or, counting task
+ * clock, resets it) meanwhile.
+ */
+static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *sr)
+{
+	int blocked[2], rel[2], idle[2], i, status;
+	pid_t idle_pids[IDLE_CLONES], kid;
+	char c = 'x';
+	pthread_t th;
+	uint64_t end;
+
+	ASSERT_EQ(0, become_nobody());
+	sr->pf = shared_area(sizeof(*sr->pf));
+	ASSERT_NE(NULL, sr->pf);
+	ASSERT_EQ(0, pipe(blocked));
+	ASSERT_EQ(0, pipe(rel));
+	ASSERT_EQ(0, pipe(idle));
+	ASSERT_EQ(0, pthread_create(&th, NULL, stat_reader, sr));
+	pin_thread(th, 1);
+	pin_to_cpu(0);
+	sr->fd = open_sw_on(sr->reset_mode ? PMUCTX_SW_TASK_CLOCK :
+			    PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT |
+			    PMUCTX_ATTR_INHERIT_STAT, 0, 0);
+	ASSERT_LE(0, sr->fd);
+	touch_small_pages(BIG_FAULTS);
+	for (i = 0; i < IDLE_CLONES; i++) {
+		idle_pids[i] = fork();
+		ASSERT_LE(0, idle_pids[i]);
+		if (!idle_pids[i]) {
+			close(idle[1]);
+			if (read(idle[0], &c, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	close(idle[0]);
+	kid = fork();	/* its clone comes last in the family walk */
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		while (sr->pf->phase < 2) {
+			sr->pf->turns_child++;
+			sched_yield();
+		}
+		write_full(blocked[1], "b", 1);
+		read_full(rel[0], &c, 1);
+		_exit(0);
+	}
+	for (i = 0; i < 20; i++)
+		sched_yield();
+	sr->pf->phase = 1;
+	end = now_ns() + 2000000000ULL;
+	while (now_ns() < end) {
+		sr->pf->turns_parent++;
+		if (sr->reset_mode)
+			spin_loop(5000);
+		sched_yield();
+		sr->round_trips++;
+	}
+	sr->pf->phase = 2;
+	pthread_join(th, NULL);
+	read_full(blocked[0], &c, 1);
+	ASSERT_EQ(0, wait_for_wchan(kid, "pipe_read"));
+	/* The child is blocked, we are not switching: no swap under this read. */
+	sr->final = pmuctx_read1(sr->fd);
+	write_full(rel[1], "q", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	close(idle[1]);
+	for (i = 0; i < IDLE_CLONES; i++)
+		waitpid(idle_pids[i], &status, 0);
+	TH_LOG("%ld turns of the parent", sr->round_trips);
+}
+
+TEST(inherit_stat_family_reads_are_monotonic)
+{
+	struct stat_race sr = { .reset_mode = false };
+
+	SELECTED_OR_SKIP();
+	stat_race_run(_metadata, &sr);
+	TH_LOG("%ld reads from %llu, max %llu, final %llu; %ld drops (first %llu -> %llu)",
+	       sr.reads, (unsigned long long)sr.first, (unsigned long long)sr.max,
+	       (unsigned long long)sr.final, sr.drops,
+	       (unsigned long long)sr.drop_from, (unsigned long long)sr.drop_to);
+	EXPECT_LT(100, sr.reads);
+	EXPECT_EQ(0, sr.drops);
+	EXPECT_GE(sr.final, sr.max) TH_LOG("a read exceeded the final total");
+	EXPECT_LE(BIG_FAULTS, sr.first);
+}
+
+TEST(inherit_stat_family_reset_is_whole)
+{
+	struct stat_race sr = { .reset_mode = true };
+
+	SELECTED_OR_SKIP();
+	stat_race_run(_metadata, &sr);
+	TH_LOG("%ld resets, %ld left a task's count (first: read %llu ns, at most %llu since)",
+	       sr.resets, sr.bad_resets, (unsigned long long)sr.bad_value,
+	       (unsigned long long)sr.bad_allowed);
+	EXPECT_LT(100, sr.resets);
+	EXPECT_EQ(0, sr.bad_resets);
+}
+
+/* ---- fork racing enable ------------------------------------------------- */
+
+#define FILLERS		96	/* inherited counters after the toggled one */
+#define ROUND_KIDS	12
+#define MAX_ROUNDS	80
+
+struct toggler {
+	int fd;
+	volatile int round, forks, stop_at, done, quit;
+	volatile long toggles;
+};
+
+/* DISABLE/ENABLE as fast as possible while the forker forks; end enabled. */
+static void toggle_enable(struct toggler *t)
+{
+	int seen = 0;
+
+	for (;;) {
+		while (t->round == seen && !t->quit)
+			usleep(50);
+		if (t->quit)
+			return;
+		seen = t->round;
+		do {
+			ioctl(t->fd, PMUCTX_IOC_DISABLE, 0);
+			ioctl(t->fd, PMUCTX_IOC_ENABLE, 0);
+			t->toggles++;
+		} while (t->forks < t->stop_at);
+		t->done = seen;
+	}
+}
+
+static int find_entry(const struct pmuctx_tree_entry *e, int n, uint32_t tid)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (e[i].tid == tid)
+			return i;
+	return -1;
+}
+
+/*
+ * The original is DISABLED, then toggled by a thread while its holder
+ * forks; the toggler ends with ENABLE.  Every child's clone must then count:
+ * each child (which left the family by opening a counter of its own, so no
+ * swap moves contexts between tasks) runs a little, and its entry in the
+ * process-tree read must have gained time enabled.
+ */
+TEST(fork_racing_enable_leaves_no_clone_disabled)
+{
+	static struct pmuctx_tree_entry t1[256], t2[256];
+	int fillers[FILLERS], ack[2], go[2], quit[2], i, j, k, status;
+	struct toggler *tg = shared_area(sizeof(*tg));
+	long t0;
+	struct pmuctx_tree_read tr1, tr2;
+	pid_t kids[ROUND_KIDS];
+	long frozen = 0, checked = 0;
+	int rounds = 0, first_bad = -1;
+	uint64_t end;
+	pid_t toggler;
+	char c;
+
+	SELECTED_OR_SKIP();
+	ASSERT_NE(NULL, tg);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(ack));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(quit));
+	pin_to_cpu(0);
+	/*
+	 * The toggled counter first: the fork hook copies its state first and
+	 * publishes its clone only after cloning all the others.
+	 */
+	tg->fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, PMUCTX_ATTR_INHERIT |
+			    PMUCTX_ATTR_DISABLED, 0, 0);
+	ASSERT_LE(0, tg->fd);
+	for (i = 0; i < FILLERS; i++) {
+		fillers[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		ASSERT_LE(0, fillers[i]);
+	}
+	/* Another process (no TLB shootdowns into it), on the other CPU. */
+	toggler = fork();
+	ASSERT_LE(0, toggler);
+	if (!toggler) {
+		pin_to_cpu(1);
+		toggle_enable(tg);
+		_exit(0);
+	}
+	srandom(getpid());
+	end = now_ns() + 6000000000ULL;
+	while (rounds < MAX_ROUNDS && now_ns() < end && first_bad < 0) {
+		tg->forks = 0;
+		tg->stop_at = 2 + random() % (ROUND_KIDS - 4);
+		t0 = tg->toggles;
+		tg->round = ++rounds;
+		while (tg->toggles == t0)	/* the toggler is at it */
+			usleep(20);
+		for (k = 0; k < ROUND_KIDS; k++) {
+			kids[k] = fork();
+			ASSERT_LE(0, kids[k]);
+			if (!kids[k]) {
+				int own = open_sw_on(PMUCTX_SW_CONTEXT_SWITCHES, 0, 0, 0);
+
+				write_full(ack[1], own >= 0 ? "r" : "e", 1);
+				read_full(go[0], &c, 1);
+				spin_loop(200000);
+				write_full(ack[1], "a", 1);
+				read_full(quit[0], &c, 1);
+				_exit(0);
+			}
+			tg->forks = k + 1;
+		}
+		while (tg->done != rounds)
+			usleep(50);
+		for (k = 0; k < ROUND_KIDS; k++) {
+			read_full(ack[0], &c, 1);
+			ASSERT_EQ('r', c) TH_LOG("a child could not open its own counter");
+		}
+		memset(&tr1, 0, sizeof(tr1));
+		tr1.size = sizeof(tr1);
+		tr1.nr_entries = 256;
+		tr1.entries = (uintptr_t)t1;
+		tr2 = tr1;
+		tr2.entries = (uintptr_t)t2;
+		ASSERT_EQ(0, ioctl(tg->fd, PMUCTX_IOC_TREE_READ, &tr1));
+		for (k = 0; k < ROUND_KIDS; k++)
+			write_full(go[1], "g", 1);
+		for (k = 0; k < ROUND_KIDS; k++)
+			read_full(ack[0], &c, 1);
+		ASSERT_EQ(0, ioctl(tg->fd, PMUCTX_IOC_TREE_READ, &tr2));
+		for (k = 0; k < ROUND_KIDS; k++) {
+			i = find_entry(t1, tr1.nr_entries, kids[k]);
+			j = find_entry(t2, tr2.nr_entries, kids[k]);
+			EXPECT_LE(0, i);
+			EXPECT_LE(0, j);
+			if (i < 0 || j < 0)
+				continue;
+			checked++;
+			if (t2[j].time_enabled == t1[i].time_enabled) {
+				if (!frozen++)
+					first_bad = rounds;
+				TH_LOG("round %d: child %d (fork %d, toggler stopped at %d) counts nothing",
+				       rounds, kids[k], k + 1, tg->stop_at);
+			}
+		}
+		for (k = 0; k < ROUND_KIDS; k++)
+			write_full(quit[1], "q", 1);
+		for (k = 0; k < ROUND_KIDS; k++)
+			waitpid(kids[k], &status, 0);
+	}
+	tg->quit = 1;
+	waitpid(toggler, &status, 0);
+	TH_LOG("%d rounds, %ld toggles, %ld children checked, %ld left disabled",
+	       rounds, tg->toggles, checked, frozen);
+	EXPECT_EQ(0, frozen);
+	EXPECT_LT(0, checked);
+	for (i = 0; i < FILLERS; i++)
+		close(fillers[i]);
+	close(tg->fd);
+}
+
+/* ---- fork churn --------------------------------------------------------- */
+
+#define CHURN_TOP	100
+#define CHURN_LEAVES	19	/* 100 + 100 * 19 = 2000 forks */
+#define CHURN_COUNTERS	64	/* inherited counters: a long clone allocation */
+
+struct churn {
+	uint64_t reported;	/* sum of every descendant's own faults */
+	uint64_t reports;
+	uint64_t value, inherit_failed, f_lo, f_hi;
+	volatile int forking;	/* 1 while the forker forks, 2 after */
+};
+
+static void report_faults(struct churn *ch)
+{
+	uint64_t mine = minflt_thread();
+
+	__atomic_fetch_add(&ch->reported, mine, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&ch->reports, 1, __ATOMIC_SEQ_CST);
+}
+
+/* A new task: warm the shared page (that write faults), then work. */
+static void __attribute__((noreturn)) churn_leaf(struct churn *ch, int pages)
+{
+	__atomic_fetch_add(&ch->reports, 0, __ATOMIC_SEQ_CST);
+	touch_small_pages(pages);
+	report_faults(ch);
+	syscall(SYS_exit_group, 0);
+	_exit(0);
+}
+
+static void __attribute__((noreturn)) churn_middle(struct churn *ch, int index)
+{
+	pid_t leaves[CHURN_LEAVES];
+	int i, status;
+
+	__atomic_fetch_add(&ch->reports, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < CHURN_LEAVES; i++) {
+		leaves[i] = fork();
+		if (leaves[i] < 0)
+			_exit(1);
+		if (!leaves[i])
+			churn_leaf(ch, 1 + (index + i) % 3);
+	}
+	touch_small_pages(2);
+	for (i = 0; i < CHURN_LEAVES; i++)
+		if (waitpid(leaves[i], &status, 0) != leaves[i])
+			_exit(1);
+	report_faults(ch);
+	syscall(SYS_exit_group, 0);
+	_exit(0);
+}
+
+/* The forker F: its own inherited counters, 2000 forks. */
+static int churn_forker(struct churn *ch)
+{
+	struct pmuctx_ctx_stats st;
+	int fds[CHURN_COUNTERS], i, status, bad = 0;
+	uint64_t fa, fb, fc;
+	pid_t kid;
+
+	for (i = 0; i < CHURN_COUNTERS; i++) {
+		fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS_MIN, PMUCTX_ATTR_INHERIT |
+				    PMUCTX_ATTR_DISABLED, 0, 0);
+		if (fds[i] < 0)
+			return 2;
+	}
+	__atomic_fetch_add(&ch->reports, 0, __ATOMIC_SEQ_CST);
+	minflt_thread();
+	fa = minflt_thread();
+	ioctl(fds[0], PMUCTX_IOC_ENABLE, 0);
+	fb = minflt_thread();
+	ch->forking = 1;
+	for (i = 0; i < CHURN_TOP; i++) {
+		kid = fork();
+		if (kid < 0)
+			return 4;
+		if (!kid)
+			churn_middle(ch, i);
+	}
+	ch->forking = 2;
+	for (i = 0; i < CHURN_TOP; i++)
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	fc = minflt_thread();
+	ch->value = pmuctx_read1(fds[0]);
+	if (ctx_stats(fds[0], &st))
+		return 5;
+	ch->inherit_failed = st.inherit_failed;
+	ch->f_lo = fc - fb;
+	ch->f_hi = fc - fa;
+	return bad ? 6 : 0;
+}
+
+/*
+ * 2000 forks in a two-level tree whose exits race the forks, while the
+ * forker's parent keeps changing the forker's context (attach and close of
+ * a counter by pid): every child inherits (inherit_failed 0) and the folded
+ * total is exact, checked against each task's own fault count.
+ */
+TEST(fork_churn_inherits_exactly)
+{
+	struct churn *ch = shared_area(sizeof(*ch));
+	uint64_t expect_lo, expect_hi;
+	long changes = 0;
+	int status, fd;
+	pid_t f;
+
+	SELECTED_OR_SKIP();
+	ASSERT_NE(NULL, ch);
+	ASSERT_EQ(0, become_nobody());
+	f = fork();
+	ASSERT_LE(0, f);
+	if (!f) {
+		pin_to_cpu(0);
+		_exit(churn_forker(ch));
+	}
+	pin_to_cpu(1);
+	while (!ch->forking)
+		usleep(100);
+	while (ch->forking == 1) {
+		fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, f, 0);
+		if (fd >= 0) {
+			close(fd);
+			changes++;
+		}
+	}
+	ASSERT_EQ(f, waitpid(f, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	expect_lo = ch->reported + ch->f_lo;
+	expect_hi = ch->reported + ch->f_hi;
+	TH_LOG("%llu reports, counted %llu, expected %llu..%llu, inherit_failed %llu, %ld attach+close",
+	       (unsigned long long)ch->reports, (unsigned long long)ch->value,
+	       (unsigned long long)expect_lo, (unsigned long long)expect_hi,
+	       (unsigned long long)ch->inherit_failed, changes);
+	EXPECT_EQ(CHURN_TOP * (CHURN_LEAVES + 1), ch->reports);
+	EXPECT_EQ(0, ch->inherit_failed);
+	EXPECT_LE(expect_lo, ch->value);
+	EXPECT_GE(expect_hi, ch->value);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,925 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hostile tests of the security model (Documentation/security.rst): what an
+ * unprivileged user may count, what crosses a setuid exec, what samples and
+ * mapped pages reveal, fake pidfds, and the bounds on counters and clones.
+ * Each test runs as uid/gid 65534 where the rule concerns unprivileged
+ * users.  The races of the same model are in races_test.c.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include "hostile.h"
+#include "kselftest_harness.h"
+
+/* ---- who may count whom ------------------------------------------------ */
+
+static int open_errno(pid_t target, unsigned int flags)
+{
+	int fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, target, flags);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno;
+}
+
+/* A blocked child of ours, as the same unprivileged user. */
+static pid_t blocked_child(int *release)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	*release = p[1];
+	return pid;
+}
+
+static void release_child(int release, pid_t pid)
+{
+	int status;
+
+	write_full(release, "x", 1);
+	close(release);
+	waitpid(pid, &status, 0);
+}
+
+TEST(unprivileged_attach_policy)
+{
+	int rel, pfd, status, go[2];
+	pid_t kid, stranger, tester;
+
+	SELECTED_OR_SKIP();
+	/* A stranger of the same uid: not our descendant. */
+	ASSERT_EQ(0, pipe(go));
+	stranger = fork();
+	ASSERT_LE(0, stranger);
+	if (!stranger) {
+		char c;
+
+		if (become_nobody())
+			_exit(1);
+		read_full(go[0], &c, 1);
+		_exit(0);
+	}
+	tester = fork();
+	ASSERT_LE(0, tester);
+	if (!tester) {
+		if (become_nobody())
+			_exit(100);
+		_exit(open_errno(stranger, 0));
+	}
+	ASSERT_EQ(tester, waitpid(tester, &status, 0));
+	EXPECT_EQ(EACCES, WEXITSTATUS(status)) TH_LOG("a same-uid non-descendant");
+	write_full(go[1], "x", 1);
+	waitpid(stranger, &status, 0);
+
+	ASSERT_EQ(0, become_nobody());
+	/* pid 1 belongs to root and is nobody's descendant: by pid and pidfd. */
+	EXPECT_EQ(EACCES, open_errno(1, 0));
+	pfd = sys_pidfd_open(1);
+	ASSERT_LE(0, pfd);
+	EXPECT_EQ(EACCES, open_errno(pfd, PMUCTX_OPEN_PIDFD));
+	close(pfd);
+	/* Our own child: allowed, by pid and by pidfd. */
+	kid = blocked_child(&rel);
+	ASSERT_LT(0, kid);
+	EXPECT_EQ(0, open_errno(kid, 0));
+	pfd = sys_pidfd_open(kid);
+	ASSERT_LE(0, pfd);
+	EXPECT_EQ(0, open_errno(pfd, PMUCTX_OPEN_PIDFD));
+	release_child(rel, kid);
+	/* The pidfd of a reaped child: its task is gone. */
+	EXPECT_EQ(ESRCH, open_errno(pfd, PMUCTX_OPEN_PIDFD));
+	close(pfd);
+}
+
+TEST(unprivileged_hardware_counters_are_user_only)
+{
+	struct pmuctx_attr a = { .size = sizeof(a), .type = PMUCTX_TYPE_HARDWARE,
+				 .config = PMUCTX_HW_CPU_CYCLES };
+	int fd;
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "no hardware PMU (x86_64 TCG)");
+	if (pmuctx_module_param("allow_kernel", 0) > 0)
+		SKIP(return, "module parameter allow_kernel is set");
+	ASSERT_EQ(0, become_nobody());
+	fd = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	EXPECT_EQ(-1, fd) TH_LOG("uid 65534 counts kernel-mode cycles");
+	EXPECT_EQ(EPERM, errno);
+	if (fd >= 0)
+		close(fd);
+	a.type = PMUCTX_TYPE_RAW;
+	a.config = ARM64_CPU_CYCLES;
+	a.flags = PMUCTX_ATTR_EXCLUDE_USER;	/* kernel only */
+	fd = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EPERM, errno);
+	if (fd >= 0)
+		close(fd);
+	a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+	fd = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	EXPECT_LE(0, fd) TH_LOG("user-only cycles: %s", strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- pidfds ------------------------------------------------------------ */
+
+#define EXPECT_NOT_A_PIDFD(fd, what) do {					\
+	int __c = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, (fd), PMUCTX_OPEN_PIDFD);	\
+	int __e = errno;							\
+	EXPECT_EQ(-1, __c) TH_LOG("%s was taken for a pidfd", what);		\
+	if (__c < 0) {								\
+		EXPECT_EQ(EBADF, __e) TH_LOG("%s: %s, not EBADF", what,	\
+					    strerror(__e));			\
+	} else {								\
+		close(__c);							\
+	}									\
+} while (0)
+
+/*
+ * Only a real pidfd is a pidfd: files that merely carry its name, or any
+ * other kind of file, are EBADF.  (Old code compared the dentry name with
+ * "[pidfd]" and used the file's private data as a struct pid.)
+ */
+TEST(fake_pidfds_are_ebadf)
+{
+	char dir[] = "/tmp/pmuctx-pidfd-XXXXXX", path[64];
+	int fd, sk[2], counter;
+
+	SELECTED_OR_SKIP();
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/[pidfd]", dir);
+
+	ASSERT_EQ(0, mkfifo(path, 0600));
+	fd = open(path, O_RDWR | O_NONBLOCK);
+	ASSERT_LE(0, fd);
+	EXPECT_NOT_A_PIDFD(fd, "a FIFO named [pidfd]");
+	close(fd);
+	unlink(path);
+
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ASSERT_LE(0, fd);
+	write_full(fd, "0123456789abcdef", 16);
+	EXPECT_NOT_A_PIDFD(fd, "a regular file named [pidfd]");
+	close(fd);
+	unlink(path);
+
+	ASSERT_EQ(0, mkdir(path, 0700));
+	fd = open(path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, fd);
+	EXPECT_NOT_A_PIDFD(fd, "a directory named [pidfd]");
+	close(fd);
+	rmdir(path);
+	rmdir(dir);
+
+	if (!socketpair(AF_UNIX, SOCK_STREAM, 0, sk)) {
+		EXPECT_NOT_A_PIDFD(sk[0], "a socket");
+		close(sk[0]);
+		close(sk[1]);
+	} else {
+		TH_LOG("no AF_UNIX sockets (%s): socket case not run", strerror(errno));
+	}
+	EXPECT_NOT_A_PIDFD(pmuctx_dev(), "/dev/pmuctx");
+	counter = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+	ASSERT_LE(0, counter);
+	EXPECT_NOT_A_PIDFD(counter, "a counter fd");
+	close(counter);
+	/* ...and the real thing still works. */
+	fd = sys_pidfd_open(getpid());
+	ASSERT_LE(0, fd);
+	counter = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, fd, PMUCTX_OPEN_PIDFD);
+	EXPECT_LE(0, counter) TH_LOG("our own pidfd: %s", strerror(errno));
+	if (counter >= 0)
+		close(counter);
+	close(fd);
+}
+
+/* ---- setuid exec ------------------------------------------------------- */
+
+#define HELPER_PAGES	20000		/* faults the setuid helper makes */
+#define PRE_EXEC_PAGES	300		/* faults of the child before its exec */
+#if defined(__aarch64__)
+#define HELPER_LOOPS	25000000UL	/* 50M user instructions */
+#define PRE_EXEC_LOOPS	100000UL
+#else
+#define HELPER_LOOPS	0UL
+#define PRE_EXEC_LOOPS	0UL
+#endif
+
+static char helper[PATH_MAX];
+
+/* The setuid-root helper next to this test, checked before we drop root. */
+static void find_helper(struct __test_metadata *_metadata)
+{
+	char exe[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = 0;
+	snprintf(helper, sizeof(helper), "%s/setuid_work", dirname(exe));
+	ASSERT_EQ(0, stat(helper, &st)) TH_LOG("%s: %s", helper, strerror(errno));
+	ASSERT_TRUE(st.st_uid == 0 && (st.st_mode & S_ISUID))
+		TH_LOG("%s must be owned by root, mode 4755 (uid %d mode %o)",
+		       helper, st.st_uid, st.st_mode & 07777);
+}
+
+/* In a child: wait for @go (if >= 0), do the pre-exec work, exec the helper. */
+static void __attribute__((noreturn)) exec_helper(int go, long pages,
+						   unsigned long loops,
+						   int ready, int wait)
+{
+	char a[4][32];
+	char c;
+
+	if (go >= 0 && read(go, &c, 1) != 1)
+		_exit(120);
+	if (pages) {
+		touch_small_pages(PRE_EXEC_PAGES);
+		spin_loop(PRE_EXEC_LOOPS);
+	}
+	snprintf(a[0], sizeof(a[0]), "%ld", pages);
+	snprintf(a[1], sizeof(a[1]), "%lu", loops);
+	snprintf(a[2], sizeof(a[2]), "%d", ready);
+	snprintf(a[3], sizeof(a[3]), "%d", wait);
+	execl(helper, "setuid_work", a[0], a[1], a[2], a[3], (char *)NULL);
+	_exit(121);
+}
+
+static int open_user_instructions(uint64_t flags)
+{
+	int fd;
+
+	if (!have_hw_pmu())
+		return -1;
+	fd = open_hw_raw(ARM64_INST_RETIRED, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	if (fd < 0 && errno == ENOENT)	/* QEMU has it only under -icount */
+		fd = open_hw_raw(ARM64_CPU_CYCLES, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	return fd;
+}
+
+/*
+ * An inherited counter must not follow a child into a setuid program: the
+ * exec detaches the child as if it exited (its counts so far are folded),
+ * and nothing of the privileged program is counted or sampled.
+ */
+TEST(setuid_exec_detaches_inherited_counters)
+{
+	struct pmuctx_ctx_stats st;
+	int ready[2], wait[2], go[2], fd, hw, status;
+	uint64_t v, vhw;
+	pid_t kid;
+	char c;
+
+	SELECTED_OR_SKIP();
+	find_helper(_metadata);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(wait));
+	ASSERT_EQ(0, pipe(go));
+	fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+	ASSERT_LE(0, fd);
+	hw = open_user_instructions(PMUCTX_ATTR_INHERIT);
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid)
+		exec_helper(go[0], HELPER_PAGES, HELPER_LOOPS, ready[1], wait[0]);
+	write_full(go[1], "g", 1);
+	read_full(ready[0], &c, 1);	/* the helper did its work and waits */
+
+	ASSERT_EQ(0, ctx_stats(fd, &st));
+	EXPECT_EQ(1, st.live_tasks) TH_LOG("the setuid child still holds a clone");
+	if (hw >= 0) {
+		ASSERT_EQ(0, ctx_stats(hw, &st));
+		EXPECT_EQ(1, st.live_tasks);
+	}
+	/* Direct attach to it is refused, as before. */
+	EXPECT_EQ(EACCES, open_errno(kid, 0));
+
+	write_full(wait[1], "w", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("helper status %#x (3: not setuid root)", status);
+	v = pmuctx_read1(fd);
+	TH_LOG("page faults counted: %llu (child before exec: %d, setuid helper: %d)",
+	       (unsigned long long)v, PRE_EXEC_PAGES, HELPER_PAGES);
+	EXPECT_LE(PRE_EXEC_PAGES, v) TH_LOG("the child's counts up to exec were lost");
+	EXPECT_GT(HELPER_PAGES, v) TH_LOG("the setuid program was counted");
+	ASSERT_EQ(0, ctx_stats(fd, &st));
+	EXPECT_EQ(1, st.exited_tasks);
+	if (hw >= 0) {
+		vhw = pmuctx_read1(hw);
+		TH_LOG("user-mode hardware count: %llu (setuid helper: %lu instructions)",
+		       (unsigned long long)vhw, 2 * HELPER_LOOPS);
+		EXPECT_GT(HELPER_LOOPS / 2, vhw) TH_LOG("the setuid program was counted");
+		close(hw);
+	}
+	close(fd);
+}
+
+/* The same for a counter attached by pid to the child before its exec. */
+TEST(setuid_exec_detaches_attached_counter)
+{
+	struct pmuctx_ctx_stats st;
+	int ready[2], wait[2], go[2], fd, status;
+	uint64_t v;
+	pid_t kid;
+	char c;
+
+	SELECTED_OR_SKIP();
+	find_helper(_metadata);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(wait));
+	ASSERT_EQ(0, pipe(go));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid)
+		exec_helper(go[0], HELPER_PAGES, 0, ready[1], wait[0]);
+	ASSERT_EQ(0, wait_for_wchan(kid, "pipe_read"));
+	fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, 0, kid, 0);
+	ASSERT_LE(0, fd) TH_LOG("our own dumpable child: %s", strerror(errno));
+	write_full(go[1], "g", 1);
+	read_full(ready[0], &c, 1);
+	ASSERT_EQ(0, ctx_stats(fd, &st));
+	EXPECT_EQ(0, st.live_tasks) TH_LOG("still attached to the setuid program");
+	write_full(wait[1], "w", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("helper status %#x", status);
+	v = pmuctx_read1(fd);
+	EXPECT_GT(HELPER_PAGES, v) TH_LOG("counted %llu faults of the setuid program",
+					  (unsigned long long)v);
+	close(fd);
+}
+
+/* A running setuid program cannot be attached by its unprivileged parent. */
+TEST(setuid_process_cannot_be_attached)
+{
+	int ready[2], wait[2], status, pfd;
+	pid_t kid;
+	char c;
+
+	SELECTED_OR_SKIP();
+	find_helper(_metadata);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(wait));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid)
+		exec_helper(-1, 0, 0, ready[1], wait[0]);
+	read_full(ready[0], &c, 1);
+	EXPECT_EQ(EACCES, open_errno(kid, 0));
+	pfd = sys_pidfd_open(kid);
+	ASSERT_LE(0, pfd);
+	EXPECT_EQ(EACCES, open_errno(pfd, PMUCTX_OPEN_PIDFD));
+	close(pfd);
+	write_full(wait[1], "w", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("helper status %#x (3: not setuid root)", status);
+}
+
+/* ---- what samples and mapped pages reveal (arm64) ----------------------- */
+
+/* 64-bit arm64 user addresses are below 2^48 (48-bit VA); the kernel's are not. */
+#define USER_ADDR_LIMIT	(1ULL << 48)
+
+/*
+ * A user-only sampling counter's samples carry user PCs only: the
+ * interrupt often lands in the kernel (QEMU raises it late; here the task
+ * lives in getppid()), and that PC must not reach userspace (KASLR).
+ */
+TEST(user_only_samples_have_no_kernel_addresses)
+{
+	struct pmuctx_sample buf[256];
+	struct pmuctx_samples_read sr;
+	struct pmuctx_info info;
+	uint64_t total = 0, kernel = 0, foreign = 0, first_kernel = 0, end;
+	int fd, i;
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "no hardware PMU (x86_64 TCG)");
+	ASSERT_EQ(0, pmu_info(&info));
+	if (!(info.features & PMUCTX_FEAT_OVERFLOW))
+		SKIP(return, "no overflow interrupt");
+	ASSERT_EQ(0, become_nobody());
+	fd = open_hw_raw(ARM64_INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 10007, 0);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 100003, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	end = now_ns() + 600000000ULL;
+	do {
+		for (i = 0; i < 200; i++)
+			syscall(SYS_getppid);
+		spin_loop(2000);
+		for (;;) {
+			memset(&sr, 0, sizeof(sr));
+			sr.size = sizeof(sr);
+			sr.nr = 256;
+			sr.samples = (uintptr_t)buf;
+			ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+			for (i = 0; i < (int)sr.nr; i++) {
+				total++;
+				if (buf[i].ip >= USER_ADDR_LIMIT) {
+					if (!kernel++)
+						first_kernel = buf[i].ip;
+				}
+				if (buf[i].tid != (uint32_t)gettid())
+					foreign++;
+			}
+			if (!sr.nr)
+				break;
+		}
+	} while (now_ns() < end);
+	TH_LOG("%llu samples, %llu with a kernel address (first %#llx)",
+	       (unsigned long long)total, (unsigned long long)kernel,
+	       (unsigned long long)first_kernel);
+	EXPECT_LE(20, total);
+	EXPECT_EQ(0, kernel);
+	EXPECT_EQ(0, foreign);
+	close(fd);
+}
+
+struct el0_view {
+	int32_t status;		/* 0, or what failed in the reader */
+	uint32_t nr;		/* registers read */
+	uint32_t idx[32];
+	uint64_t val[32];
+	int32_t trapped[32];
+};
+
+/*
+ * The reader: a task with one mapped counter (SW_INCR, event counter 0),
+ * hence EL0 access to the PMU while its context is loaded.  On each byte
+ * from @cmd it reads every other counter register from EL0.
+ */
+static void __attribute__((noreturn)) el0_reader(unsigned int nr_general,
+						 int cmd, int res)
+{
+	const struct pmuctx_mmap_page *page;
+	struct el0_view v;
+	unsigned int n;
+	int fd;
+	char c;
+
+	memset(&v, 0, sizeof(v));
+	fd = open_hw_raw(ARM64_SW_INCR, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	page = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if (fd < 0)
+		v.status = 1;
+	else if (page == MAP_FAILED)
+		v.status = 2;
+	else if (page->index != 1)	/* our own counter is event counter 0 */
+		v.status = 3;
+	while (read(cmd, &c, 1) == 1 && c != 'q') {
+		v.nr = 0;
+		for (n = 1; n < nr_general && n < 31; n++) {
+			v.idx[v.nr] = n;
+			v.trapped[v.nr] = el0_read_counter(n, &v.val[v.nr]);
+			v.nr++;
+		}
+		v.idx[v.nr] = ARM64_CYCLE_IDX;
+		v.trapped[v.nr] = el0_read_counter(ARM64_CYCLE_IDX, &v.val[v.nr]);
+		v.nr++;
+		write_full(res, &v, sizeof(v));
+	}
+	_exit(0);
+}
+
+/* Every register the reader does not own reads 0 (or traps). */
+static int check_el0_view(struct __test_metadata *_metadata,
+			  const struct el0_view *v, const char *when)
+{
+	unsigned int i;
+	int leaks = 0;
+
+	EXPECT_EQ(0, v->status) TH_LOG("reader setup failed (%d)", v->status);
+	for (i = 0; i < v->nr; i++) {
+		if (!v->trapped[i] && v->val[i]) {
+			leaks++;
+			TH_LOG("%s: counter %u reads %llu at EL0", when, v->idx[i],
+			       (unsigned long long)v->val[i]);
+		}
+	}
+	EXPECT_EQ(0, leaks);
+	if (getenv("PMUCTX_DEBUG"))
+		for (i = 0; i < v->nr; i++)
+			TH_LOG("%s: counter %u: %s %llu", when, v->idx[i],
+			       v->trapped[i] ? "trapped" : "reads",
+			       (unsigned long long)v->val[i]);
+	return leaks;
+}
+
+/*
+ * Task A counts on every counter of the PMU and closes them; task B, with
+ * a mapped counter of its own on the same CPU, then reads every counter
+ * register at EL0: none may show A's counts.
+ */
+TEST(closed_counters_leave_nothing_at_el0)
+{
+	int cmd[2], res[2], ready[2], done[2], status, i, opened = 0;
+	struct pmuctx_info info;
+	struct el0_view v;
+	pid_t a, b;
+	int fds[33];
+	char c;
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "no hardware PMU (x86_64 TCG)");
+	ASSERT_EQ(0, pmu_info(&info));
+	ASSERT_EQ(0, become_nobody());
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	b = fork();
+	ASSERT_LE(0, b);
+	if (!b)
+		el0_reader(info.nr_general, cmd[0], res[1]);
+	a = fork();
+	ASSERT_LE(0, a);
+	if (!a) {
+		/* The cycle counter first, then every event counter. */
+		for (i = 0; i <= (int)info.nr_general && i < 33; i++) {
+			fds[i] = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+			if (fds[i] >= 0)
+				opened++;
+		}
+		spin_loop(3000000);
+		for (i = 0; i <= (int)info.nr_general && i < 33; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		/* Wake the reader on this CPU and sleep: it runs next. */
+		c = opened;
+		write_full(ready[1], &c, 1);
+		read_full(done[0], &c, 1);
+		_exit(0);
+	}
+	read_full(ready[0], &c, 1);
+	EXPECT_EQ(info.nr_general + 1, (unsigned char)c) TH_LOG("A opened %d counters", c);
+	write_full(cmd[1], "r", 1);
+	read_full(res[0], &v, sizeof(v));
+	check_el0_view(_metadata, &v, "after another task closed its counters");
+	write_full(done[1], "d", 1);
+	write_full(cmd[1], "q", 1);
+	waitpid(a, &status, 0);
+	waitpid(b, &status, 0);
+}
+
+/* The task holding the context of counter @fd's original instance. */
+static pid_t first_holder(int fd)
+{
+	struct pmuctx_tree_entry ents[4];
+	struct pmuctx_tree_read tr = {
+		.size = sizeof(tr), .nr_entries = 4, .entries = (uintptr_t)ents,
+	};
+
+	if (ioctl(fd, PMUCTX_IOC_TREE_READ, &tr) || !tr.nr_entries)
+		return -1;
+	return ents[0].tid;
+}
+
+/*
+ * A family (parent and child with inherited counters on every PMU counter)
+ * ping-pongs on CPU 0, swapping contexts; an unrelated task with a mapped
+ * counter on the same CPU reads the registers in between, and once more
+ * after the parent closed its counters (the child's clones still live).
+ */
+TEST(family_counts_invisible_at_el0)
+{
+	int cmd[2], res[2], a[2], bp[2], status, i, r, opened = 0, leaks = 0;
+	struct pmuctx_info info;
+	struct el0_view v;
+	int fds[33];
+	pid_t reader, kid;
+	char c = 'x';
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "no hardware PMU (x86_64 TCG)");
+	ASSERT_EQ(0, pmu_info(&info));
+	ASSERT_EQ(0, become_nobody());
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(res));
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(bp));
+	reader = fork();	/* before the family exists: unrelated */
+	ASSERT_LE(0, reader);
+	if (!reader)
+		el0_reader(info.nr_general, cmd[0], res[1]);
+	for (i = 0; i <= (int)info.nr_general && i < 33; i++) {
+		fds[i] = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_INHERIT |
+				     PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+		if (fds[i] >= 0)
+			opened++;
+	}
+	EXPECT_EQ(info.nr_general + 1, opened);
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		for (;;) {
+			read_full(a[0], &c, 1);
+			if (c == 'q')
+				_exit(0);
+			spin_loop(20000);
+			write_full(bp[1], &c, 1);
+		}
+	}
+	for (r = 0; r < 600; r++) {
+		write_full(a[1], "p", 1);
+		spin_loop(20000);
+		read_full(bp[0], &c, 1);
+		if (r % 100 == 99) {
+			write_full(cmd[1], "r", 1);
+			read_full(res[0], &v, sizeof(v));
+			leaks += check_el0_view(_metadata, &v, "during the ping-pong");
+		}
+	}
+	/*
+	 * Swaps move contexts: go on until we hold the originals' context
+	 * (the tree read's first entry), then close them while it is loaded
+	 * here; the child keeps its clones.
+	 */
+	for (r = 0; r < 50 && first_holder(fds[0]) != getpid(); r++) {
+		write_full(a[1], "p", 1);
+		read_full(bp[0], &c, 1);
+	}
+	if (getenv("PMUCTX_DEBUG"))
+		TH_LOG("holder %d after %d more round trips (we are %d)",
+		       first_holder(fds[0]), r, getpid());
+	spin_loop(1000000);
+	for (i = 0; i <= (int)info.nr_general && i < 33; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	write_full(cmd[1], "r", 1);
+	read_full(res[0], &v, sizeof(v));
+	leaks += check_el0_view(_metadata, &v, "after the parent closed");
+	write_full(a[1], "q", 1);
+	write_full(cmd[1], "q", 1);
+	waitpid(kid, &status, 0);
+	waitpid(reader, &status, 0);
+	TH_LOG("%d leaked register values", leaks);
+}
+
+/* ---- bounds ------------------------------------------------------------ */
+
+static long max_counters(void)
+{
+	return pmuctx_module_param("max_counters_per_task",
+				   PMUCTX_DEFAULT_MAX_COUNTERS);
+}
+
+/* Room for more fds than the limit, so EMFILE can only come from pmuctx. */
+static void raise_nofile(struct __test_metadata *_metadata, long need)
+{
+	struct rlimit rl = { need, need };
+
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl)) TH_LOG("%s", strerror(errno));
+}
+
+TEST(counters_per_context_are_bounded)
+{
+	long limit = max_counters(), n = 0, i;
+	struct pmuctx_ctx_stats st;
+	int *fds, fd, err = 0;
+
+	SELECTED_OR_SKIP();
+	raise_nofile(_metadata, limit + 256);
+	ASSERT_EQ(0, become_nobody());
+	fds = calloc(limit + 8, sizeof(*fds));
+	ASSERT_NE(NULL, fds);
+	while (n < limit + 4) {
+		fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		fds[n++] = fd;
+	}
+	TH_LOG("opened %ld counters in one context (limit %ld): %s", n, limit,
+	       err ? strerror(err) : "no error");
+	EXPECT_EQ(limit, n);
+	EXPECT_EQ(EMFILE, err);
+	if (n) {
+		ASSERT_EQ(0, ctx_stats(fds[0], &st));
+		EXPECT_GE(limit, st.nr_counters);
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+#define CHAIN_GENS	4
+#define CHAIN_PER_GEN	400
+
+struct chain_report {
+	int opened;	/* inherited counters this generation opened */
+	int err;	/* errno of the open that failed, 0 = none */
+	int nr;		/* its context's counters afterwards */
+	int stale;	/* clones of closed counters found in it */
+	int stale_after_close;	/* ...and after it closed its own */
+};
+
+/*
+ * Clones left in the caller's context: a probe counter's context holds
+ * the probe only, once closed counters are retired (allow a second).
+ */
+static int stale_in_own_context(void)
+{
+	struct pmuctx_ctx_stats st;
+	int probe, tries;
+
+	probe = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+	if (probe < 0)
+		return -1;
+	for (tries = 0; tries < 100; tries++) {
+		if (ctx_stats(probe, &st)) {
+			close(probe);
+			return -1;
+		}
+		if (st.nr_counters == 1)
+			break;
+		sleep_ms(10);
+	}
+	close(probe);
+	return st.nr_counters - 1;
+}
+
+/*
+ * Generation @g opens CHAIN_PER_GEN inherited counters, forks the next
+ * generation and closes them.  Each generation checks (with a probe
+ * counter) how many clones of closed counters its context still holds,
+ * when it starts and after its own close: equivalent swaps may have left
+ * the originals' context with the child and a clone's with the parent.
+ */
+static void __attribute__((noreturn)) chain_gen(int g, struct chain_report *rep)
+{
+	int fds[CHAIN_PER_GEN], closed[2], i, n = 0, status;
+	struct pmuctx_ctx_stats st;
+	pid_t kid;
+	char c;
+
+	if (g)
+		rep[g].stale = stale_in_own_context();
+	for (i = 0; i < CHAIN_PER_GEN; i++) {
+		fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		if (fds[i] < 0) {
+			rep[g].err = errno;
+			break;
+		}
+		n++;
+	}
+	rep[g].opened = n;
+	if (n && !ctx_stats(fds[0], &st))
+		rep[g].nr = st.nr_counters;
+	if (g + 1 == CHAIN_GENS)
+		_exit(0);
+	if (pipe(closed))
+		_exit(12);
+	kid = fork();
+	if (kid < 0)
+		_exit(13);
+	if (!kid) {
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		close(closed[1]);
+		if (read(closed[0], &c, 1) != 1)
+			_exit(14);
+		chain_gen(g + 1, rep);
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	rep[g].stale_after_close = stale_in_own_context();
+	write_full(closed[1], "c", 1);
+	if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status))
+		_exit(15);
+	_exit(WEXITSTATUS(status));
+}
+
+TEST(closed_counters_are_not_inherited_down_a_chain)
+{
+	struct chain_report *rep = shared_area(sizeof(*rep) * CHAIN_GENS);
+	long limit = max_counters();
+	int g, status;
+	pid_t top;
+
+	SELECTED_OR_SKIP();
+	ASSERT_NE(NULL, rep);
+	ASSERT_EQ(0, become_nobody());
+	top = fork();
+	ASSERT_LE(0, top);
+	if (!top)
+		chain_gen(0, rep);
+	ASSERT_EQ(top, waitpid(top, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	for (g = 0; g < CHAIN_GENS; g++) {
+		TH_LOG("generation %d: opened %d (%s), context holds %d, stale clones %d, after its close %d",
+		       g, rep[g].opened, rep[g].err ? strerror(rep[g].err) : "ok",
+		       rep[g].nr, rep[g].stale, rep[g].stale_after_close);
+		EXPECT_GE(limit, rep[g].nr);
+		EXPECT_EQ(0, rep[g].stale);
+		EXPECT_EQ(0, rep[g].stale_after_close);
+		if (rep[g].err)
+			EXPECT_EQ(EMFILE, rep[g].err);
+	}
+}
+
+/*
+ * Closing a counter retires every clone, wherever its holder is: a child
+ * that inherited it and is blocked holds nothing afterwards, and once every
+ * fd is closed and the child exited the module is no longer in use.
+ */
+TEST(close_retires_every_clone)
+{
+	int status, refs = -1, i;
+	pid_t s;
+
+	SELECTED_OR_SKIP();
+	s = fork();
+	ASSERT_LE(0, s);
+	if (!s) {
+		struct pmuctx_ctx_stats st = { 0 };
+		int fd, probe, closed[2], rel[2], tries, who;
+		unsigned int nr[2];
+		pid_t kid;
+		char c;
+
+		if (become_nobody() || pipe(closed) || pipe(rel))
+			_exit(2);
+		fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		if (fd < 0)
+			_exit(3);
+		kid = fork();
+		if (!kid) {
+			close(fd);
+			write_full(closed[1], "c", 1);
+			read_full(rel[0], &c, 1);
+			touch_pages(10);
+			_exit(0);
+		}
+		read_full(closed[0], &c, 1);
+		close(fd);
+		/*
+		 * Swaps may have left the original's context with the child
+		 * and a clone's with us: neither may hold anything now.
+		 */
+		for (who = 0; who < 2; who++) {
+			probe = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, who ? kid : 0, 0);
+			if (probe < 0)
+				_exit(4);
+			for (tries = 0; tries < 100; tries++) {
+				if (ctx_stats(probe, &st))
+					_exit(5);
+				if (st.nr_counters == 1)
+					break;
+				sleep_ms(10);
+			}
+			close(probe);
+			nr[who] = st.nr_counters;
+		}
+		write_full(rel[1], "r", 1);
+		waitpid(kid, &status, 0);
+		fprintf(stderr, "# after the close, our context holds %u counters, the child's %u\n",
+			nr[0], nr[1]);
+		_exit(nr[0] == 1 && nr[1] == 1 ? 0 : 1);
+	}
+	ASSERT_EQ(s, waitpid(s, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("a closed counter's clone survived (%d)",
+						 WEXITSTATUS(status));
+	/* Nothing of ours is open and every task exited: no module reference. */
+	for (i = 0; i < 40; i++) {
+		refs = module_refcount();
+		if (!refs)
+			break;
+		sleep_ms(100);
+	}
+	EXPECT_EQ(0, refs) TH_LOG("pmuctx still in use by %d", refs);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helper of security_test: installed setuid root (mode 4755).  Started by
+ * an unprivileged test process, it does a large known amount of work as
+ * euid 0 that no counter of that user may see:
+ *
+ *   setuid_work PAGES LOOPS READY_FD WAIT_FD
+ *
+ * faults in PAGES fresh pages (exactly PAGES minor faults), runs a loop of
+ * LOOPS iterations (2 * LOOPS user instructions on arm64), writes one byte
+ * to READY_FD, waits for one byte on WAIT_FD and exits 0.  Exits 3 when it
+ * does not run as euid 0 (not installed setuid root), 2 on bad arguments.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static __attribute__((noinline)) void loop(unsigned long n)
+{
+#if defined(__aarch64__)
+	if (n)
+		asm volatile("1:	subs	%0, %0, #1\n"
+			     "	b.ne	1b\n" : "+r"(n) : : "cc");
+#else
+	volatile unsigned long i;
+
+	for (i = 0; i < n; i++)
+		;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	long pages, psz = sysconf(_SC_PAGESIZE), chunk = 1024, done = 0, i, n;
+	unsigned long loops;
+	int ready, wait;
+	char c = 'r';
+
+	if (argc != 5)
+		return 2;
+	pages = atol(argv[1]);
+	loops = strtoul(argv[2], NULL, 0);
+	ready = atoi(argv[3]);
+	wait = atoi(argv[4]);
+	if (geteuid() != 0)
+		return 3;
+	while (done < pages) {
+		char *p;
+
+		n = pages - done < chunk ? pages - done : chunk;
+		p = mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 4;
+		/* One fault per page: no transparent huge page. */
+		madvise(p, n * psz, MADV_NOHUGEPAGE);
+		for (i = 0; i < n; i++)
+			p[i * psz] = 1;
+		munmap(p, n * psz);
+		done += n;
+	}
+	loop(loops);
+	if (write(ready, &c, 1) != 1)
+		return 5;
+	if (read(wait, &c, 1) < 0)
+		return 6;
+	return 0;
+}
