@@ -160,6 +160,20 @@ void pmuctx_ctx_update_swap_key(struct pmuctx_context *ctx)
 			(ctx->family ?: ctx->generation) : 0;
 }
 
+/*
+ * local_clock() of @cpu.  Where sched_clock is unstable (x86 with
+ * unsynchronised TSCs, as in QEMU TCG) CPUs' clocks differ, and a context's
+ * snapshot was taken on its holder's CPU.
+ */
+static u64 pmuctx_clock_of(int cpu)
+{
+#ifdef CONFIG_HAVE_UNSTABLE_SCHED_CLOCK
+	if (cpu >= 0 && cpu != raw_smp_processor_id())
+		return sched_clock_cpu(cpu);
+#endif
+	return local_clock();
+}
+
 void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 {
 	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
@@ -175,7 +189,13 @@ void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 static void pmuctx_holder_delta(struct pmuctx_context *ctx, u64 *delta)
 {
 	struct task_struct *t = ctx->task;
-	s64 dt = local_clock() - ctx->snap[PMUCTX_CLK_TIME];
+	int cpu = ctx->loaded_cpu;
+	/*
+	 * The snapshot is the holder's CPU's clock: a reader elsewhere asks
+	 * that CPU's clock too (they differ where sched_clock is unstable).
+	 */
+	u64 now = pmuctx_clock_of(cpu);
+	s64 dt = now - ctx->snap[PMUCTX_CLK_TIME];
 
 	delta[PMUCTX_CLK_TIME] = dt > 0 ? dt : 0;
 	/* Racy by design when the holder runs elsewhere, see above. */
@@ -202,6 +222,9 @@ void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 		pmuctx_holder_delta(ctx, delta);
 	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
 		clk[i] = ctx->clock[i] + delta[i];
+	if (clk[PMUCTX_CLK_TIME] < ctx->time_seen)
+		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
+	ctx->time_seen = clk[PMUCTX_CLK_TIME];
 }
 
 /* ctx->lock held: stop the clocks, crediting the holder's progress. */
@@ -216,6 +239,8 @@ void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 	pmuctx_holder_delta(ctx, delta);
 	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
 		ctx->clock[i] += delta[i];
+	if (ctx->clock[PMUCTX_CLK_TIME] < ctx->time_seen)
+		ctx->clock[PMUCTX_CLK_TIME] = ctx->time_seen;
 	ctx->clocks_running = false;
 }
 

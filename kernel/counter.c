@@ -327,14 +327,15 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 {
 	struct pmuctx_counter *clone;
 
+	/*
+	 * A fork that copied @c before this publishes its clone under
+	 * child_lock too: it is on the list already, or it sees @closing and
+	 * leaves the clone to its child, which retires it before it first
+	 * returns to user space (pmuctx_sweep_closed()).
+	 */
 	spin_lock(&c->child_lock);
 	c->closing = true;
 	spin_unlock(&c->child_lock);
-	/*
-	 * Fork hooks run in RCU-sched read sections: one that copied @c
-	 * before it saw @closing has put its clone on the list by now.
-	 */
-	synchronize_rcu();
 	for (;;) {
 		spin_lock(&c->child_lock);
 		clone = list_first_entry_or_null(&c->children,

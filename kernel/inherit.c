@@ -107,16 +107,59 @@ static void pmuctx_fork_failed(struct pmuctx_context *pctx, bool thread)
  * close).  A family enable/disable that ran while the parent's instance
  * was copied did not see this clone: give it the family's new state.
  */
-static void pmuctx_fork_publish(struct pmuctx_counter *clone)
+static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 {
 	static const u64 zero_clk[PMUCTX_NR_CLOCKS];
 	struct pmuctx_counter *orig = clone->parent;
+	bool published = false;
 
 	spin_lock(&orig->child_lock);
 	if (clone->enable_seq != orig->enable_seq || (clone->enable_seq & 1))
 		pmuctx_counter_set_enabled(clone, orig->family_on, zero_clk);
-	list_add_tail(&clone->child_entry, &orig->children);
+	/* Closed meanwhile: release's walk will not see it, the child sweeps. */
+	if (!orig->closing) {
+		list_add_tail(&clone->child_entry, &orig->children);
+		published = true;
+	}
 	spin_unlock(&orig->child_lock);
+	return published;
+}
+
+/*
+ * In the new task, before it first returns to user space: retire the
+ * clones whose original was closed while its fork was publishing them.
+ */
+static void pmuctx_sweep_closed(struct pmuctx_link *link)
+{
+	struct pmuctx_counter *c, *found;
+	struct pmuctx_context *ctx;
+
+	preempt_disable();
+	ctx = rcu_dereference_protected(link->ctx, link->task == current);
+	if (ctx)
+		pmuctx_ctx_get(ctx);
+	preempt_enable();
+	if (!ctx)
+		return;
+	do {
+		found = NULL;
+		mutex_lock(&ctx->mutex);
+		list_for_each_entry(c, &ctx->counters, ctx_entry) {
+			if (c->parent && READ_ONCE(c->parent->closing) &&
+			    list_empty(&c->child_entry)) {
+				found = c;
+				pmuctx_counter_get(found);
+				break;
+			}
+		}
+		mutex_unlock(&ctx->mutex);
+		if (found) {
+			if (pmuctx_ctx_remove_counter(found))
+				pmuctx_counter_put(found);	/* the context's */
+			pmuctx_counter_put(found);
+		}
+	} while (found);
+	pmuctx_ctx_put(ctx);
 }
 
 /* Runs in the task on its way to user space: see pmuctx_kit_queue(). */
@@ -166,6 +209,10 @@ static void pmuctx_kit_work(struct callback_head *head)
 						kit_work);
 
 	link->kit_queued = false;
+	if (link->sweep_closed && !READ_ONCE(link->exited)) {
+		link->sweep_closed = false;
+		pmuctx_sweep_closed(link);
+	}
 	if (!READ_ONCE(link->exited) && !(current->flags & PF_EXITING))
 		pmuctx_kit_refill(link);
 	pmuctx_link_put(link);	/* the work's */
@@ -254,7 +301,8 @@ static void pmuctx_on_fork(void *data, struct task_struct *parent,
 	RCU_INIT_POINTER(link->ctx, cctx);
 	link->migrations_at_out = READ_ONCE(child->se.nr_migrations);
 	for (i = 0; i < used; i++)
-		pmuctx_fork_publish(kit->clones[i]);
+		if (!pmuctx_fork_publish(kit->clones[i]))
+			link->sweep_closed = true;
 	kfree(kit);
 
 	/* The child has not run yet: nobody else touches its list. */

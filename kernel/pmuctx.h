@@ -148,6 +148,12 @@ struct pmuctx_context {
 	 * holder to the next).
 	 */
 	u64 snap[PMUCTX_NR_CLOCKS];
+	/*
+	 * The largest time any reader was told.  local_clock() of two CPUs
+	 * may disagree (a reader elsewhere than the holder, a holder that
+	 * migrated): no read may go below an earlier one.
+	 */
+	u64 time_seen;
 	struct list_head counters;	/* every counter, in creation order */
 	unsigned int nr_counters;
 	unsigned int nr_inherit;	/* counters followed by fork */
@@ -208,6 +214,8 @@ struct pmuctx_link {
 	 */
 	struct callback_head kit_work;
 	bool kit_queued;
+	/* A fork gave this (new) task a clone of an original being closed. */
+	bool sweep_closed;
 	/* Written only by the task itself (hooks, task works). */
 	bool registered;	/* notifier on the task's list */
 	bool exited;		/* retired: no context, out of the index */
@@ -246,9 +254,9 @@ struct pmuctx_counter {
 	spinlock_t child_lock;
 	struct list_head children;
 	/*
-	 * Set (under child_lock) when the original's file is released; forks
-	 * that start later clone it no more, and release waits out those in
-	 * flight (they run in RCU-sched read sections) before retiring clones.
+	 * Set (under child_lock) when the original's file is released: forks
+	 * clone it no more, and one that copied it already does not publish
+	 * the clone (its child retires it) once this is set.
 	 */
 	bool closing;
 	/*

@@ -10,6 +10,13 @@
 #include "hostile.h"
 #include "kselftest_harness.h"
 
+/*
+ * Storms and races are bounded by their own clocks and counts; the
+ * harness's 30 s default is too tight for the debug kernels under TCG.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 180
+
 static void pin_thread(pthread_t t, int cpu)
 {
 	cpu_set_t set;
@@ -28,7 +35,7 @@ static void pin_thread(pthread_t t, int cpu)
 struct fork_race {
 	volatile pid_t last;	/* newest child of the forker */
 	volatile int stop;
-	long forks, ok, eagain, esrch, eacces, other, other_errno;
+	long forks, ok, eagain, esrch, eacces, kthread, other, other_errno;
 	uint64_t live, exited, failed, tree_entries, tree_exited;
 	int status;
 };
@@ -90,6 +97,24 @@ static int race_forker(struct fork_race *fr)
  * from the other CPU (another process: no TLB shootdowns slow the forks).
  * Afterwards every child must have exited from the counter's point of view.
  */
+/* A kernel thread's parent is kthreadd (pid 2), or it is kthreadd. */
+static bool is_kernel_thread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return false;
+	return pid == 2 || ppid == 2;
+}
+
 TEST(attach_between_fork_and_first_run)
 {
 	struct fork_race *fr = shared_area(sizeof(*fr));
@@ -118,6 +143,8 @@ TEST(attach_between_fork_and_first_run)
 			fr->esrch++;
 		} else if (errno == EACCES) {	/* an exiting child lost its mm */
 			fr->eacces++;
+		} else if (errno == EINVAL && is_kernel_thread(next)) {
+			fr->kthread++;	/* the guessed pid went to a kworker */
 		} else {
 			fr->other++;
 			fr->other_errno = errno;
@@ -126,8 +153,8 @@ TEST(attach_between_fork_and_first_run)
 	ASSERT_EQ(f, waitpid(f, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	TH_LOG("%ld forks; attaches: %ld ok, %ld EAGAIN, %ld ESRCH, %ld EACCES, %ld other (%s)",
-	       fr->forks, fr->ok, fr->eagain, fr->esrch, fr->eacces, fr->other,
+	TH_LOG("%ld forks; attaches: %ld ok, %ld EAGAIN, %ld ESRCH, %ld EACCES, %ld EINVAL on kernel threads, %ld other (%s)",
+	       fr->forks, fr->ok, fr->eagain, fr->esrch, fr->eacces, fr->kthread, fr->other,
 	       fr->other ? strerror(fr->other_errno) : "-");
 	TH_LOG("counter: live %llu exited %llu inherit_failed %llu; tree read %llu entries",
 	       (unsigned long long)fr->live, (unsigned long long)fr->exited,
@@ -156,15 +183,33 @@ struct stat_race {
 	int fd;
 	bool reset_mode;
 	struct pp_faults *pf;	/* shared with the child */
+	volatile pid_t parent, kid;	/* the two tasks that run */
 	long reads, drops, resets, bad_resets, round_trips;
 	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
 };
+
+/* A task's CPU time by the kernel's own clock (schedstat), in ns. */
+static uint64_t cpu_ns_of(pid_t pid)
+{
+	unsigned long long ns = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
 
 /* The reader: a thread without a clone of the counter, on the other CPU. */
 static void *stat_reader(void *arg)
 {
 	struct stat_race *sr = arg;
-	uint64_t v, prev = 0, s0, s1;
+	uint64_t v, prev = 0, s0, s1, c0, c1, allowed;
 
 	while (sr->pf->phase < 1)
 		sleep_ms(1);
@@ -180,16 +225,26 @@ static void *stat_reader(void *arg)
 			s0 = now_ns();
 			while (now_ns() - s0 < 2000000)
 				;
+			/*
+			 * Also bounded by the CPU time the kernel itself
+			 * accounted to the two (same clock as task-clock):
+			 * where sched_clock is unstable (x86 under TCG) it can
+			 * jump by more than the elapsed wall time.
+			 */
+			c0 = cpu_ns_of(sr->parent) + cpu_ns_of(sr->kid);
 			s0 = now_ns();
 			if (ioctl(sr->fd, PMUCTX_IOC_RESET, 0))
 				break;
 			v = pmuctx_read1(sr->fd);
 			s1 = now_ns();
+			c1 = cpu_ns_of(sr->parent) + cpu_ns_of(sr->kid);
 			sr->resets++;
-			if (v > s1 - s0 + 500000) {
+			allowed = s1 - s0 > c1 - c0 ? s1 - s0 : c1 - c0;
+			allowed += 500000;
+			if (v > allowed) {
 				if (!sr->bad_resets++) {
 					sr->bad_value = v;
-					sr->bad_allowed = s1 - s0 + 500000;
+					sr->bad_allowed = allowed;
 				}
 			}
 			continue;
@@ -250,6 +305,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		}
 	}
 	close(idle[0]);
+	sr->parent = getpid();
 	kid = fork();	/* its clone comes last in the family walk */
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -261,6 +317,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		read_full(rel[0], &c, 1);
 		_exit(0);
 	}
+	sr->kid = kid;
 	for (i = 0; i < 20; i++)
 		sched_yield();
 	sr->pf->phase = 1;
@@ -389,7 +446,12 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 	 * The toggled counter first: the fork hook copies its state first and
 	 * publishes its clone only after cloning all the others.
 	 */
-	tg->fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, PMUCTX_ATTR_INHERIT |
+	/*
+	 * Page faults, not task-clock: a child's clone must show it counts,
+	 * and the x86 TCG guest's clock may not advance within a short spin
+	 * (the VM's sched_clock is tick-filtered), a fault count always does.
+	 */
+	tg->fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT |
 			    PMUCTX_ATTR_DISABLED, 0, 0);
 	ASSERT_LE(0, tg->fd);
 	for (i = 0; i < FILLERS; i++) {
@@ -421,7 +483,7 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 
 				write_full(ack[1], own >= 0 ? "r" : "e", 1);
 				read_full(go[0], &c, 1);
-				spin_loop(200000);
+				touch_small_pages(16);
 				write_full(ack[1], "a", 1);
 				read_full(quit[0], &c, 1);
 				_exit(0);
@@ -454,10 +516,10 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 			if (i < 0 || j < 0)
 				continue;
 			checked++;
-			if (t2[j].time_enabled == t1[i].time_enabled) {
+			if (t2[j].value < t1[i].value + 16) {
 				if (!frozen++)
 					first_bad = rounds;
-				TH_LOG("round %d: child %d (fork %d, toggler stopped at %d) counts nothing",
+				TH_LOG("round %d: child %d (fork %d, toggler stopped at %d) counted no faults of its own",
 				       rounds, kids[k], k + 1, tg->stop_at);
 			}
 		}
