@@ -14,6 +14,13 @@
  * Storms and races are bounded by their own clocks and counts; the
  * harness's 30 s default is too tight for the debug kernels under TCG.
  */
+/* Races need a second CPU to race on (the -icount lanes have one). */
+#define RACE_OR_SKIP() do {						\
+	SELECTED_OR_SKIP();						\
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)				\
+		SKIP(return, "needs two CPUs");				\
+} while (0)
+
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 180
 
@@ -121,7 +128,7 @@ TEST(attach_between_fork_and_first_run)
 	int status, fd;
 	pid_t f;
 
-	SELECTED_OR_SKIP();
+	RACE_OR_SKIP();
 	ASSERT_NE(NULL, fr);
 	ASSERT_EQ(0, become_nobody());
 	f = fork();
@@ -347,7 +354,7 @@ TEST(inherit_stat_family_reads_are_monotonic)
 {
 	struct stat_race sr = { .reset_mode = false };
 
-	SELECTED_OR_SKIP();
+	RACE_OR_SKIP();
 	stat_race_run(_metadata, &sr);
 	TH_LOG("%ld reads from %llu, max %llu, final %llu; %ld drops (first %llu -> %llu)",
 	       sr.reads, (unsigned long long)sr.first, (unsigned long long)sr.max,
@@ -363,7 +370,7 @@ TEST(inherit_stat_family_reset_is_whole)
 {
 	struct stat_race sr = { .reset_mode = true };
 
-	SELECTED_OR_SKIP();
+	RACE_OR_SKIP();
 	stat_race_run(_metadata, &sr);
 	TH_LOG("%ld resets, %ld left a task's count (first: read %llu ns, at most %llu since)",
 	       sr.resets, sr.bad_resets, (unsigned long long)sr.bad_value,
@@ -435,7 +442,7 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 	pid_t toggler;
 	char c;
 
-	SELECTED_OR_SKIP();
+	RACE_OR_SKIP();
 	ASSERT_NE(NULL, tg);
 	ASSERT_EQ(0, become_nobody());
 	ASSERT_EQ(0, pipe(ack));
@@ -647,7 +654,7 @@ TEST(fork_churn_inherits_exactly)
 	int status, fd;
 	pid_t f;
 
-	SELECTED_OR_SKIP();
+	RACE_OR_SKIP();
 	ASSERT_NE(NULL, ch);
 	ASSERT_EQ(0, become_nobody());
 	f = fork();
