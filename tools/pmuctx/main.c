@@ -9,6 +9,12 @@
 
 #include "cli.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifndef PMUCTX_VERSION
+#define PMUCTX_VERSION "unknown"
+#endif
+
 struct command {
 	const char *name;
 	int (*run)(struct cli *cli, int argc, char **argv);
@@ -31,12 +37,48 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: pmuctx [--cpu CPUID] [--event-file FILE]... COMMAND [ARGS]\n\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	fprintf(f, "usage: pmuctx [--cpu CPUID] [--event-file FILE]... COMMAND [ARGS]\n"
+		   "       pmuctx help [COMMAND] | --help | --version\n\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  pmuctx %s\n", commands[i].usage);
 	fprintf(f, "\n  --cpu CPUID        use the tables of another CPU (also $PMUCTX_CPUID),\n"
 		   "                     e.g. GenuineIntel-6-55-4, 0x000f0510, arm64:0x410fd0c0\n"
-		   "  --event-file FILE  load PAPI derived events (also $PMUCTX_EVENT_FILE, ':' separated)\n");
+		   "  --event-file FILE  load PAPI derived events (also $PMUCTX_EVENT_FILE, ':' separated)\n"
+		   "\nThe manual: pmuctx(1), one page per command (pmuctx-stat(1), ...), pmuctx(4).\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* "pmuctx help [COMMAND]": on stdout, since the user asked for it. */
+static int help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "pmuctx: unknown command '%s'\n", argv[1]);
+		usage(stderr);
+		return 2;
+	}
+	printf("usage: pmuctx %s\n\nSee pmuctx-%s(1).\n", cmd->usage, cmd->name);
+	return 0;
+}
+
+static void version(void)
+{
+	printf("pmuctx %s (ABI version %d)\n", PMUCTX_VERSION, PMUCTX_ABI_VERSION);
 }
 
 struct pmuctx_evdb *cli_evdb(struct cli *cli)
@@ -65,7 +107,7 @@ struct pmuctx_evdb *cli_evdb(struct cli *cli)
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
-	size_t i;
+	const struct command *cmd;
 	int argi = 1, ret;
 
 	while (argi < argc && argv[argi][0] == '-') {
@@ -73,6 +115,10 @@ int main(int argc, char **argv)
 
 		if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(opt, "-V") || !strcmp(opt, "--version")) {
+			version();
 			return 0;
 		}
 		if (argi + 1 >= argc) {
@@ -98,10 +144,19 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(commands[i].name, argv[argi]))
-			continue;
-		ret = commands[i].run(&cli, argc - argi, argv + argi);
+	if (!strcmp(argv[argi], "help"))
+		return help(argc - argi, argv + argi);
+	if (!strcmp(argv[argi], "version")) {
+		version();
+		return 0;
+	}
+	cmd = find_command(argv[argi]);
+	if (cmd) {
+		/* "pmuctx COMMAND --help" is the same as "pmuctx help COMMAND". */
+		if (argi + 1 < argc && (!strcmp(argv[argi + 1], "--help") ||
+					!strcmp(argv[argi + 1], "-h")))
+			return help(2, argv + argi - 1);
+		ret = cmd->run(&cli, argc - argi, argv + argi);
 		pmuctx_evdb_close(cli.evdb);
 		return ret;
 	}
