@@ -168,7 +168,7 @@ uninstall:
 
 # Debian packages, built from the tracked files (uncommitted edits included,
 # build products and untracked files not) in build/deb/pmuctx-<version>; the
-# .debs land in build/deb/ and lintian judges them (debian/README.lintian).
+# .debs land in build/deb/ and lintian judges them.
 deb:
 	scripts/make-deb
 
