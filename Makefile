@@ -123,10 +123,11 @@ install-lib: install-build
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
 	$(if $(LIVE),ldconfig)
 
+# The module source DKMS builds from (kernel/plant.c is test-only).
 install-dkms-src:
 	install -d $(DESTDIR)$(DKMSSRCDIR)
 	tar -cf - Kbuild kernel arch include/uapi | tar -C $(DESTDIR)$(DKMSSRCDIR) -xf - \
-		--no-same-owner --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--no-same-owner --exclude=plant.c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf > $(DESTDIR)$(DKMSSRCDIR)/dkms.conf
 	chmod -R u=rwX,go=rX $(DESTDIR)$(DKMSSRCDIR)
