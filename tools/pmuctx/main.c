@@ -33,7 +33,7 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "info" },
 };
 
-static void usage(FILE *f)
+static void print_usage(FILE *f)
 {
 	size_t i;
 
@@ -63,20 +63,20 @@ static int help(int argc, char **argv)
 	const struct command *cmd;
 
 	if (argc < 2) {
-		usage(stdout);
+		print_usage(stdout);
 		return 0;
 	}
 	cmd = find_command(argv[1]);
 	if (!cmd) {
 		fprintf(stderr, "pmuctx: unknown command '%s'\n", argv[1]);
-		usage(stderr);
+		print_usage(stderr);
 		return 2;
 	}
 	printf("usage: pmuctx %s\n\nSee pmuctx-%s(1).\n", cmd->usage, cmd->name);
 	return 0;
 }
 
-static void version(void)
+static void print_version(void)
 {
 	printf("pmuctx %s (ABI version %d)\n", PMUCTX_VERSION, PMUCTX_ABI_VERSION);
 }
@@ -114,11 +114,11 @@ int main(int argc, char **argv)
 		const char *opt = argv[argi];
 
 		if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
-			usage(stdout);
+			print_usage(stdout);
 			return 0;
 		}
 		if (!strcmp(opt, "-V") || !strcmp(opt, "--version")) {
-			version();
+			print_version();
 			return 0;
 		}
 		if (argi + 1 >= argc) {
@@ -135,19 +135,19 @@ int main(int argc, char **argv)
 			cli.event_files[cli.n_event_files++] = argv[argi + 1];
 		} else {
 			fprintf(stderr, "pmuctx: unknown option %s\n", opt);
-			usage(stderr);
+			print_usage(stderr);
 			return 2;
 		}
 		argi += 2;
 	}
 	if (argi >= argc) {
-		usage(stderr);
+		print_usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[argi], "help"))
 		return help(argc - argi, argv + argi);
 	if (!strcmp(argv[argi], "version")) {
-		version();
+		print_version();
 		return 0;
 	}
 	cmd = find_command(argv[argi]);
@@ -161,6 +161,6 @@ int main(int argc, char **argv)
 		return ret;
 	}
 	fprintf(stderr, "pmuctx: unknown command '%s'\n", argv[argi]);
-	usage(stderr);
+	print_usage(stderr);
 	return 2;
 }
