@@ -1,8 +1,14 @@
 # bash completion for pmuctx(1)
 
+# Event names as "pmuctx list" prints them (PMU::NAME), and the bare NAME
+# that event strings also accept.
 _pmuctx_events()
 {
-	pmuctx list 2>/dev/null | awk '!/^#/ { print $1 }'
+	pmuctx list 2>/dev/null | awk '/^[^# ]/ {
+		print $1
+		if ((i = index($1, "::")) > 0)
+			print substr($1, i + 2)
+	}'
 }
 
 _pmuctx()
