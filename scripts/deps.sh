@@ -89,8 +89,9 @@ if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-
 	dklog=$PMUCTX_BUILD/debug-kernels.log
 	mkdir -p "$PMUCTX_BUILD"
 	t0=$(date +%s)
+	log "debug kernels: building or checking the cache (log: $dklog)"
 	if "$PMUCTX_TOP/scripts/debug-kernel" build-all >"$dklog" 2>&1; then
-		log "debug kernels ready in $(( $(date +%s) - t0 ))s (log: $dklog)"
+		log "debug kernels: ready in $(( $(date +%s) - t0 ))s"
 	else
 		tail -n 25 "$dklog" >&2
 		log "debug kernels: build FAILED after $(( $(date +%s) - t0 ))s (log: $dklog)"
