@@ -7,6 +7,9 @@
 #   make ARCH=arm64      cross-build pmuctx.ko for the Debian arm64 test kernel
 #   make check           everything CI runs; ends with "N passed, N failed"
 #   make demo            boot a VM, load pmuctx, show it working
+#   make install         module (DKMS), CLI, libpmuctx, man pages; PREFIX, DESTDIR
+#   make uninstall       remove what 'make install' installed (same variables)
+#   make deb             Debian packages in build/deb/ (dpkg-buildpackage)
 
 ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
@@ -32,7 +35,9 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools fuzz check demo bench style clean
+.PHONY: all module deps userspace selftests tools fuzz check demo bench style clean \
+	install install-build install-tools install-lib install-dkms-src install-man4 \
+	install-module uninstall deb
 
 all: module
 
@@ -70,6 +75,107 @@ demo:
 
 style:
 	scripts/style-check
+
+# ---------- install ----------
+# GNU-style directories; DESTDIR is prepended to each.  The DKMS source tree
+# is always /usr/src/pmuctx-<version>, the only place DKMS looks.
+VERSION := $(shell cat $(TOP)/VERSION)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DKMSSRCDIR := /usr/src/pmuctx-$(VERSION)
+# How the module is installed: dkms (default when dkms is there), kbuild
+# (modules_install into /lib/modules/KVER/updates) or none.
+MODULE_INSTALL ?= $(if $(shell command -v dkms),dkms,kbuild)
+KVER ?= $(shell uname -r)
+INSTALL_OUT ?= $(BUILD)/install
+# Outside /usr the CLI finds its library through a run path.
+RPATH := $(if $(filter /usr,$(PREFIX)),,$(LIBDIR))
+MAN1 := $(wildcard Documentation/man/*.1)
+MAN3 := $(wildcard Documentation/man/*.3)
+MAN4 := $(wildcard Documentation/man/*.4)
+SOLIB := libpmuctx.so.$(VERSION)
+# Only root on the real system refreshes the linker cache and depmod.
+LIVE := $(if $(DESTDIR),,$(filter 0,$(shell id -u)))
+
+install-build:
+	$(MAKE) -s -C tools OUT=$(INSTALL_OUT) SHARED=1 PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) \
+		INCLUDEDIR=$(INCLUDEDIR) RPATH=$(RPATH) all
+
+install: install-tools install-lib install-module
+
+install-tools: install-build
+	install -D -m 755 $(INSTALL_OUT)/pmuctx $(DESTDIR)$(BINDIR)/pmuctx
+	install -d $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -D -m 644 tools/pmuctx/completion.bash $(DESTDIR)$(BASHCOMPDIR)/pmuctx
+
+install-lib: install-build
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/pmuctx/linux \
+		$(DESTDIR)$(MANDIR)/man3
+	install -m 644 $(INSTALL_OUT)/$(SOLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sfn $(SOLIB) $(DESTDIR)$(LIBDIR)/libpmuctx.so.0
+	ln -sfn libpmuctx.so.0 $(DESTDIR)$(LIBDIR)/libpmuctx.so
+	install -m 644 $(INSTALL_OUT)/libpmuctx.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(INSTALL_OUT)/pmuctx.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 644 tools/lib/pmuctx_abi.h tools/lib/pmuctx_events.h \
+		$(DESTDIR)$(INCLUDEDIR)/pmuctx/
+	install -m 644 include/uapi/linux/pmuctx.h $(DESTDIR)$(INCLUDEDIR)/pmuctx/linux/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	$(if $(LIVE),ldconfig)
+
+# The module source DKMS builds from (kernel/plant.c is test-only).
+install-dkms-src:
+	install -d $(DESTDIR)$(DKMSSRCDIR)
+	tar -cf - Kbuild kernel arch include/uapi | tar -C $(DESTDIR)$(DKMSSRCDIR) -xf - \
+		--no-same-owner --exclude=plant.c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
+		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf > $(DESTDIR)$(DKMSSRCDIR)/dkms.conf
+	chmod -R u=rwX,go=rX $(DESTDIR)$(DKMSSRCDIR)
+
+install-man4:
+	install -d $(DESTDIR)$(MANDIR)/man4
+	install -m 644 $(MAN4) $(DESTDIR)$(MANDIR)/man4/
+
+install-module: install-man4
+ifeq ($(MODULE_INSTALL),dkms)
+	$(MAKE) -s install-dkms-src
+ifeq ($(DESTDIR),)
+	dkms status -m pmuctx -v $(VERSION) | grep -q . || dkms add -m pmuctx -v $(VERSION)
+	dkms install -m pmuctx -v $(VERSION) -k $(KVER) --force
+endif
+else ifeq ($(MODULE_INSTALL),kbuild)
+	scripts/build-module --arch $(ARCH) --kdir /lib/modules/$(KVER)/build \
+		--out $(BUILD)/module-install-$(KVER)
+	install -D -m 644 $(BUILD)/module-install-$(KVER)/pmuctx.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/updates/pmuctx.ko
+	$(if $(LIVE),depmod $(KVER))
+endif
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/pmuctx $(DESTDIR)$(BASHCOMPDIR)/pmuctx
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man4/,$(notdir $(MAN4)))
+	rm -f $(DESTDIR)$(LIBDIR)/$(SOLIB) $(DESTDIR)$(LIBDIR)/libpmuctx.so.0 \
+		$(DESTDIR)$(LIBDIR)/libpmuctx.so $(DESTDIR)$(LIBDIR)/libpmuctx.a \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/pmuctx.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/pmuctx
+	if [ -z "$(DESTDIR)" ] && command -v dkms >/dev/null && \
+		dkms status -m pmuctx -v $(VERSION) | grep -q .; then \
+		dkms remove -m pmuctx -v $(VERSION) --all; fi
+	rm -rf $(DESTDIR)$(DKMSSRCDIR)
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/updates/pmuctx.ko
+	$(if $(LIVE),ldconfig; depmod $(KVER) 2>/dev/null || true)
+
+# Debian packages, built from the tracked files (uncommitted edits included,
+# build products and untracked files not) in build/deb/pmuctx-<version>; the
+# .debs land in build/deb/ and lintian judges them.
+deb:
+	scripts/make-deb
 
 clean:
 	rm -rf $(BUILD)

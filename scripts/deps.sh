@@ -84,7 +84,18 @@ install_host_packages
 pmuctx_kernel_facts
 fetch_arm64
 extract_source
+# The debug kernels' build output has its own log; this one gets a line.
 if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ]; then
-	"$PMUCTX_TOP/scripts/debug-kernel" build-all
+	dklog=$PMUCTX_BUILD/debug-kernels.log
+	mkdir -p "$PMUCTX_BUILD"
+	t0=$(date +%s)
+	log "debug kernels: building or checking the cache (log: $dklog)"
+	if "$PMUCTX_TOP/scripts/debug-kernel" build-all >"$dklog" 2>&1; then
+		log "debug kernels: ready in $(( $(date +%s) - t0 ))s"
+	else
+		tail -n 25 "$dklog" >&2
+		log "debug kernels: build FAILED after $(( $(date +%s) - t0 ))s (log: $dklog)"
+		exit 1
+	fi
 fi
 log "ready: kernel $KABI ($KDEBVER), cache $PMUCTX_CACHE"

@@ -9,6 +9,12 @@
 
 #include "cli.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#ifndef PMUCTX_VERSION
+#define PMUCTX_VERSION "unknown"
+#endif
+
 struct command {
 	const char *name;
 	int (*run)(struct cli *cli, int argc, char **argv);
@@ -27,16 +33,52 @@ static const struct command commands[] = {
 	{ "info", cmd_info, "info" },
 };
 
-static void usage(FILE *f)
+static void print_usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: pmuctx [--cpu CPUID] [--event-file FILE]... COMMAND [ARGS]\n\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	fprintf(f, "usage: pmuctx [--cpu CPUID] [--event-file FILE]... COMMAND [ARGS]\n"
+		   "       pmuctx help [COMMAND] | --help | --version\n\n");
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  pmuctx %s\n", commands[i].usage);
 	fprintf(f, "\n  --cpu CPUID        use the tables of another CPU (also $PMUCTX_CPUID),\n"
 		   "                     e.g. GenuineIntel-6-55-4, 0x000f0510, arm64:0x410fd0c0\n"
-		   "  --event-file FILE  load PAPI derived events (also $PMUCTX_EVENT_FILE, ':' separated)\n");
+		   "  --event-file FILE  load PAPI derived events (also $PMUCTX_EVENT_FILE, ':' separated)\n"
+		   "\nThe manual: pmuctx(1), one page per command (pmuctx-stat(1), ...), pmuctx(4).\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* "pmuctx help [COMMAND]": on stdout, since the user asked for it. */
+static int help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		print_usage(stdout);
+		return 0;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "pmuctx: unknown command '%s'\n", argv[1]);
+		print_usage(stderr);
+		return 2;
+	}
+	printf("usage: pmuctx %s\n\nSee pmuctx-%s(1).\n", cmd->usage, cmd->name);
+	return 0;
+}
+
+static void print_version(void)
+{
+	printf("pmuctx %s (ABI version %d)\n", PMUCTX_VERSION, PMUCTX_ABI_VERSION);
 }
 
 struct pmuctx_evdb *cli_evdb(struct cli *cli)
@@ -65,14 +107,18 @@ struct pmuctx_evdb *cli_evdb(struct cli *cli)
 int main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
-	size_t i;
+	const struct command *cmd;
 	int argi = 1, ret;
 
 	while (argi < argc && argv[argi][0] == '-') {
 		const char *opt = argv[argi];
 
 		if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
-			usage(stdout);
+			print_usage(stdout);
+			return 0;
+		}
+		if (!strcmp(opt, "-V") || !strcmp(opt, "--version")) {
+			print_version();
 			return 0;
 		}
 		if (argi + 1 >= argc) {
@@ -89,23 +135,32 @@ int main(int argc, char **argv)
 			cli.event_files[cli.n_event_files++] = argv[argi + 1];
 		} else {
 			fprintf(stderr, "pmuctx: unknown option %s\n", opt);
-			usage(stderr);
+			print_usage(stderr);
 			return 2;
 		}
 		argi += 2;
 	}
 	if (argi >= argc) {
-		usage(stderr);
+		print_usage(stderr);
 		return 2;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(commands[i].name, argv[argi]))
-			continue;
-		ret = commands[i].run(&cli, argc - argi, argv + argi);
+	if (!strcmp(argv[argi], "help"))
+		return help(argc - argi, argv + argi);
+	if (!strcmp(argv[argi], "version")) {
+		print_version();
+		return 0;
+	}
+	cmd = find_command(argv[argi]);
+	if (cmd) {
+		/* "pmuctx COMMAND --help" is the same as "pmuctx help COMMAND". */
+		if (argi + 1 < argc && (!strcmp(argv[argi + 1], "--help") ||
+					!strcmp(argv[argi + 1], "-h")))
+			return help(2, argv + argi - 1);
+		ret = cmd->run(&cli, argc - argi, argv + argi);
 		pmuctx_evdb_close(cli.evdb);
 		return ret;
 	}
 	fprintf(stderr, "pmuctx: unknown command '%s'\n", argv[argi]);
-	usage(stderr);
+	print_usage(stderr);
 	return 2;
 }

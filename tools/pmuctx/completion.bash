@@ -1,0 +1,81 @@
+# bash completion for pmuctx(1)
+
+# Event names as "pmuctx list" prints them (PMU::NAME), and the bare NAME
+# that event strings also accept.
+_pmuctx_events()
+{
+	pmuctx list 2>/dev/null | awk '/^[^# ]/ {
+		print $1
+		if ((i = index($1, "::")) > 0)
+			print substr($1, i + 2)
+	}'
+}
+
+_pmuctx()
+{
+	local cur prev words cword cmd i
+	_init_completion || return
+
+	# The command is the first word that is neither an option nor the
+	# value of --cpu or --event-file.
+	cmd=
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		--cpu | --event-file) ((i++)) ;;
+		-*) ;;
+		*) cmd=${words[i]}; break ;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		case $prev in
+		--event-file) _filedir; return ;;
+		--cpu) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--cpu --event-file --help --version' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'stat list check info help version' -- "$cur"))
+		fi
+		return
+	fi
+
+	case $cmd in
+	stat)
+		# After the counted command starts, complete its own words.
+		for ((i++; i < cword; i++)); do
+			case ${words[i]} in
+			-e) ((i++)) ;;
+			--no-inherit) ;;
+			--) _command_offset $((i + 1)); return ;;
+			-*) ;;
+			*) _command_offset $i; return ;;
+			esac
+		done
+		if [[ $prev == -e ]]; then
+			local prefix=${cur%"${cur##*,}"}
+			COMPREPLY=($(compgen -P "$prefix" -W "$(_pmuctx_events)" -- "${cur##*,}"))
+			compopt -o nospace
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '-e --no-inherit --help --' -- "$cur"))
+		else
+			_command_offset $cword
+		fi
+		;;
+	list)
+		if [[ $prev == --details ]]; then
+			COMPREPLY=($(compgen -W "$(_pmuctx_events)" -- "$cur"))
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--json --details --help' -- "$cur"))
+		fi
+		;;
+	check)
+		COMPREPLY=($(compgen -W "$(_pmuctx_events)" -- "$cur"))
+		;;
+	help)
+		COMPREPLY=($(compgen -W 'stat list check info' -- "$cur"))
+		;;
+	esac
+} && complete -F _pmuctx pmuctx
+
+# ex: filetype=sh
