@@ -17,8 +17,10 @@ enum api { API_NONE, API_PMUCTX, API_PERF, NR_APIS };
  *   SHAPE_SWAP  inherited from the first (equivalent contexts: swaps)
  *   SHAPE_LOAD  it opens its own identical set (separate contexts: loads)
  *   SHAPE_MOD   inherited, then it opens one more counter (modified: loads)
+ *   SHAPE_MAP   inherited, and both tasks map their first counter for
+ *               self-reads (pmuctx PMU sets only)
  */
-enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, NR_SHAPES };
+enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, SHAPE_MAP, NR_SHAPES };
 
 /* A counter set: the first @npmu are PMU counters, then @nsw software ones. */
 struct cset {
@@ -28,7 +30,7 @@ struct cset {
 
 /* counters.c */
 int api_available(enum api api, int want_pmu);
-/* Open @s on the caller; 0, or -1 with errno set. */
+/* Open @s on the caller; the first counter's fd (0 for none), or -1 with errno set. */
 int open_set(enum api api, const struct cset *s, int inherit);
 /* One more software counter (the modified child's). */
 int open_extra(enum api api);

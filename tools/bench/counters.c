@@ -79,17 +79,19 @@ static int open_nth(enum api api, int pmu, int i, int inherit, int user_page)
 
 int open_set(enum api api, const struct cset *s, int inherit)
 {
-	int i;
+	int i, fd, first = -1;
 
 	if (api == API_NONE)
 		return 0;
-	for (i = 0; i < s->npmu; i++)
-		if (open_nth(api, 1, i, inherit, 0) < 0)
+	for (i = 0; i < s->npmu + s->nsw; i++) {
+		fd = i < s->npmu ? open_nth(api, 1, i, inherit, 0)
+				 : open_nth(api, 0, i - s->npmu, inherit, 0);
+		if (fd < 0)
 			return -1;
-	for (i = 0; i < s->nsw; i++)
-		if (open_nth(api, 0, i, inherit, 0) < 0)
-			return -1;
-	return 0;
+		if (first < 0)
+			first = fd;
+	}
+	return first < 0 ? 0 : first;
 }
 
 int open_extra(enum api api)

@@ -36,9 +36,9 @@
 enum kind { K_PINGPONG, K_RING, K_FORK, K_READ };
 static const char *const kind_name[] = { "pingpong", "ring", "fork", "read" };
 static const char *const api_name[NR_APIS] = { "none", "pmuctx", "perf" };
-static const char *const shape_name[NR_SHAPES] = { "swap", "load", "modified" };
+static const char *const shape_name[NR_SHAPES] = { "swap", "load", "modified", "mapped" };
 static const char *const shape_label[NR_SHAPES] = {
-	"inherited (swap)", "separate (load)", "child +1 (load)",
+	"inherited (swap)", "separate (load)", "child +1 (load)", "inherited, mapped",
 };
 
 static const struct cset sets[] = {
@@ -95,6 +95,8 @@ static void build_cases(void)
 			if (!have[a][sets[i].npmu > 0])
 				continue;
 			for (sh = 0; sh < NR_SHAPES; sh++) {
+				if (sh == SHAPE_MAP && (a != API_PMUCTX || !sets[i].npmu))
+					continue;
 				c = add_case(K_PINGPONG, a, &sets[i]);
 				c->shape = sh;
 				snprintf(c->id, sizeof(c->id), "pingpong/%s/%s/%s",

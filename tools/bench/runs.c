@@ -62,14 +62,16 @@ static int reap(pid_t pid)
 
 double run_pingpong(enum api api, const struct cset *s, enum shape shape, int rounds)
 {
-	int a[2], b[2], i;
+	int a[2], b[2], i, fd;
+	const void *page;
 	double t0, t1;
 	pid_t pid;
 
 	set_batch();
 	if (pipe(a) || pipe(b))
 		return -1;
-	if (open_set(api, s, shape != SHAPE_LOAD))
+	fd = open_set(api, s, shape != SHAPE_LOAD);
+	if (fd < 0)
 		return -1;
 	pid = fork();
 	if (pid < 0)
@@ -78,9 +80,11 @@ double run_pingpong(enum api api, const struct cset *s, enum shape shape, int ro
 		alarm(600);
 		close(a[1]);
 		close(b[0]);
-		if (shape == SHAPE_LOAD && open_set(api, s, 0))
+		if (shape == SHAPE_LOAD && open_set(api, s, 0) < 0)
 			_exit(2);
 		if (shape == SHAPE_MOD && open_extra(api))
+			_exit(2);
+		if (shape == SHAPE_MAP && self_read_setup(api, fd, &page))
 			_exit(2);
 		for (i = 0; i < WARM + rounds; i++) {
 			xread(a[0]);
@@ -90,6 +94,11 @@ double run_pingpong(enum api api, const struct cset *s, enum shape shape, int ro
 	}
 	close(a[0]);
 	close(b[1]);
+	if (shape == SHAPE_MAP && self_read_setup(api, fd, &page)) {
+		kill(pid, SIGKILL);
+		reap(pid);
+		return -1;
+	}
 	for (i = 0; i < WARM; i++) {
 		xwrite(a[1]);
 		xread(b[0]);
@@ -154,7 +163,7 @@ double run_ring(enum api api, const struct cset *s, int nfam, int n, int laps)
 		if (leader[f])
 			continue;
 		alarm(600);
-		if (open_set(api, s, 1))
+		if (open_set(api, s, 1) < 0)
 			_exit(2);
 		pos = f;
 		for (i = f + nfam; i < n; i += nfam) {
@@ -192,7 +201,7 @@ double run_fork(enum api api, const struct cset *s, int iters)
 	int i;
 
 	set_batch();
-	if (open_set(api, s, 1))
+	if (open_set(api, s, 1) < 0)
 		return -1;
 	for (i = 0; i < WARM + iters; i++) {
 		if (i == WARM)
@@ -295,7 +304,7 @@ int run_memory(enum api api, const struct cset *s, int mode, int n,
 
 	if (!pids || pipe(rd) || pipe(hold))
 		return -1;
-	if (mode == 1 && open_set(api, s, 1))
+	if (mode == 1 && open_set(api, s, 1) < 0)
 		return -1;
 	o0 = slab_object_bytes();
 	p0 = slab_meminfo_bytes();
@@ -307,7 +316,7 @@ int run_memory(enum api api, const struct cset *s, int mode, int n,
 			alarm(600);
 			close(hold[1]);
 			close(rd[0]);
-			if (mode == 2 && open_set(api, s, 0))
+			if (mode == 2 && open_set(api, s, 0) < 0)
 				_exit(2);
 			xwrite(rd[1]);
 			if (read(hold[0], &c, 1) < 0)
