@@ -62,7 +62,7 @@ def switch_rows(arch, boots):
             # Mapped (self-reading) pmuctx contexts are judged against perf's swap.
             pf = over(pb, "pingpong/%s/perf/%s" % (s, "swap" if shape == "mapped" else shape),
                       "pingpong/none")
-            if pm is None and pf is None:
+            if pm is None and (pf is None or shape == "mapped"):
                 continue
             rows.append(dict(kind="pingpong", set=s, shape=shape,
                              label="%s %s" % (s, label), pmuctx=pm, perf=pf,
