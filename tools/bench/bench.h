@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ctxsw: the pmuctx benchmark (make bench).  Context-switch, fork+exit,
+ * read and memory costs of pmuctx against perf_events and against no
+ * counters.  See Documentation/performance.rst.
+ */
+#ifndef PMUCTX_BENCH_H
+#define PMUCTX_BENCH_H
+
+#include <stdint.h>
+
+/* Who counts. */
+enum api { API_NONE, API_PMUCTX, API_PERF, NR_APIS };
+
+/*
+ * How the second task of a pair gets its counters:
+ *   SHAPE_SWAP  inherited from the first (equivalent contexts: swaps)
+ *   SHAPE_LOAD  it opens its own identical set (separate contexts: loads)
+ *   SHAPE_MOD   inherited, then it opens one more counter (modified: loads)
+ *   SHAPE_MAP   inherited, and both tasks map their first counter for
+ *               self-reads (pmuctx PMU sets only)
+ */
+enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, SHAPE_MAP, NR_SHAPES };
+
+/* A counter set: the first @npmu are PMU counters, then @nsw software ones. */
+struct cset {
+	const char *name;	/* "3sw", "7pmu", "4pmu+4sw" */
+	int npmu, nsw;
+};
+
+/* counters.c */
+int api_available(enum api api, int want_pmu);
+/* Open @s on the caller; the first counter's fd (0 for none), or -1 with errno set. */
+int open_set(enum api api, const struct cset *s, int inherit);
+/* One more software counter (the modified child's). */
+int open_extra(enum api api);
+/*
+ * Read benchmarks: open one counter on the caller (software task-clock, or
+ * PMU instructions), returning its fd; map it for self-reads.
+ */
+int open_one(enum api api, int pmu, int for_self_read);
+int self_read_setup(enum api api, int fd, const void **page);
+int self_read(enum api api, const void *page, uint64_t *value);
+
+/* runs.c: each returns ns per operation (< 0 on failure, errno set). */
+double run_pingpong(enum api api, const struct cset *s, enum shape shape, int rounds);
+double run_ring(enum api api, const struct cset *s, int nfam, int ntasks, int laps);
+double run_fork(enum api api, const struct cset *s, int iters);
+double run_read(enum api api, int pmu, int self, int iters);
+/*
+ * Slab bytes per child of @n live children: mode 0 no counters, 1 clones of
+ * the parent's inherited set, 2 each child's own set.  *obj from slab
+ * objects in use (/proc/slabinfo), *pages from /proc/meminfo Slab.
+ */
+int run_memory(enum api api, const struct cset *s, int mode, int n,
+	       double *obj, double *pages);
+
+double now_ns(void);
+void set_batch(void);
+
+#endif
