@@ -254,7 +254,6 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 	struct pmuctx_context *ctx = container_of(work, struct pmuctx_context,
 						  exit_work);
 	struct pmuctx_counter *c, *tmp;
-	LIST_HEAD(clones);
 
 	mutex_lock(&ctx->mutex);
 	list_for_each_entry_safe(c, tmp, &ctx->counters, ctx_entry) {
@@ -273,14 +272,15 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		list_del_init(&c->sibling_entry);
 		ctx->nr_counters--;
 		raw_spin_unlock_irq(&ctx->lock);
-		list_add_tail(&c->ctx_entry, &clones);
-	}
-	mutex_unlock(&ctx->mutex);
-
-	list_for_each_entry_safe(c, tmp, &clones, ctx_entry) {
-		list_del(&c->ctx_entry);
+		/*
+		 * The context's reference, dropped under the mutex: a close
+		 * retiring this clone at the same time holds its own and
+		 * finds the (re-initialised) entry empty, so it does not
+		 * remove it again.
+		 */
 		pmuctx_counter_put(c);
 	}
+	mutex_unlock(&ctx->mutex);
 	pmuctx_ctx_put(ctx);
 }
 
