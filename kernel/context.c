@@ -254,6 +254,7 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 	struct pmuctx_context *ctx = container_of(work, struct pmuctx_context,
 						  exit_work);
 	struct pmuctx_counter *c, *tmp;
+	LIST_HEAD(clones);
 
 	mutex_lock(&ctx->mutex);
 	list_for_each_entry_safe(c, tmp, &ctx->counters, ctx_entry) {
@@ -273,14 +274,20 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		ctx->nr_counters--;
 		raw_spin_unlock_irq(&ctx->lock);
 		/*
-		 * The context's reference, dropped under the mutex: a close
-		 * retiring this clone at the same time holds its own and
-		 * finds the (re-initialised) entry empty, so it does not
-		 * remove it again.
+		 * Dropped only once every clone is out: a clone leader's
+		 * members link into it.  The folded clone's child_entry is
+		 * free now; ctx_entry must stay empty, since a close retiring
+		 * this clone at the same time (it holds a reference) takes an
+		 * empty entry as "already removed".
 		 */
-		pmuctx_counter_put(c);
+		list_add_tail(&c->child_entry, &clones);
 	}
 	mutex_unlock(&ctx->mutex);
+
+	list_for_each_entry_safe(c, tmp, &clones, child_entry) {
+		list_del_init(&c->child_entry);
+		pmuctx_counter_put(c);	/* the context's */
+	}
 	pmuctx_ctx_put(ctx);
 }
 

@@ -340,8 +340,22 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 	}
 	raw_spin_lock(&ctx->lock);
 	if (ctx->loaded_cpu == smp_processor_id()) {
+		u64 stray = ovs & ~(u64)ctx->used_mask;
+
 		pmuv3_fold_regs(ctx, get_irq_regs(), pmuv3_throttle_floor());
 		pmuctx_ctx_update_user_pages(ctx);
+		/*
+		 * A slot released while its overflow was pending (the stop
+		 * IPI is still on its way): silence it, or the level
+		 * interrupt fires again at once, for ever, and the IPI that
+		 * would stop it never gets in.
+		 */
+		if (stray) {
+			write_sysreg(stray, pmintenclr_el1);
+			write_sysreg(stray, pmcntenclr_el0);
+			write_sysreg(stray, pmovsclr_el0);
+			isb();
+		}
 	} else {
 		write_sysreg(ovs, pmovsclr_el0);
 	}
