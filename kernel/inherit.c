@@ -129,18 +129,10 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
  * In the new task, before it first returns to user space: retire the
  * clones whose original was closed while its fork was publishing them.
  */
-static void pmuctx_sweep_closed(struct pmuctx_link *link)
+static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
 {
 	struct pmuctx_counter *c, *found;
-	struct pmuctx_context *ctx;
 
-	preempt_disable();
-	ctx = rcu_dereference_protected(link->ctx, link->task == current);
-	if (ctx)
-		pmuctx_ctx_get(ctx);
-	preempt_enable();
-	if (!ctx)
-		return;
 	do {
 		found = NULL;
 		mutex_lock(&ctx->mutex);
@@ -159,24 +151,14 @@ static void pmuctx_sweep_closed(struct pmuctx_link *link)
 			pmuctx_counter_put(found);
 		}
 	} while (found);
-	pmuctx_ctx_put(ctx);
 }
 
 /* Runs in the task on its way to user space: see pmuctx_kit_queue(). */
-static void pmuctx_kit_refill(struct pmuctx_link *link)
+static void pmuctx_kit_refill(struct pmuctx_context *ctx)
 {
 	struct pmuctx_fork_kit *kit = NULL;
-	struct pmuctx_context *ctx;
 	unsigned int nr = 0;
 
-	/* No swap can move it while preemption is off. */
-	preempt_disable();
-	ctx = rcu_dereference_protected(link->ctx, link->task == current);
-	if (ctx)
-		pmuctx_ctx_get(ctx);
-	preempt_enable();
-	if (!ctx)
-		return;
 	/* A context without its kit does not swap: it stays ours meanwhile. */
 	raw_spin_lock_irq(&ctx->lock);
 	if (!ctx->fork_kit && !ctx->dead)
@@ -200,21 +182,35 @@ static void pmuctx_kit_refill(struct pmuctx_link *link)
 		raw_spin_unlock_irq(&ctx->lock);
 		pmuctx_kit_free(kit);
 	}
-	pmuctx_ctx_put(ctx);
 }
 
 static void pmuctx_kit_work(struct callback_head *head)
 {
 	struct pmuctx_link *link = container_of(head, struct pmuctx_link,
 						kit_work);
+	struct pmuctx_context *ctx = NULL;
 
 	link->kit_queued = false;
-	if (link->sweep_closed && !READ_ONCE(link->exited)) {
-		link->sweep_closed = false;
-		pmuctx_sweep_closed(link);
+	/*
+	 * The task's context, referenced: no swap can move it while
+	 * preemption is off, and one without its kit (the case here) does not
+	 * swap at all, so it stays this task's for the sweep and the refill.
+	 */
+	preempt_disable();
+	if (!READ_ONCE(link->exited))
+		ctx = rcu_dereference_protected(link->ctx, link->task == current);
+	if (ctx)
+		pmuctx_ctx_get(ctx);
+	preempt_enable();
+	if (ctx) {
+		if (link->sweep_closed) {
+			link->sweep_closed = false;
+			pmuctx_sweep_closed(ctx);
+		}
+		if (!(current->flags & PF_EXITING))
+			pmuctx_kit_refill(ctx);
+		pmuctx_ctx_put(ctx);
 	}
-	if (!READ_ONCE(link->exited) && !(current->flags & PF_EXITING))
-		pmuctx_kit_refill(link);
 	pmuctx_link_put(link);	/* the work's */
 }
 
