@@ -74,20 +74,6 @@ static inline int open_sw_on(uint64_t config, uint64_t flags, int target,
 	return pmuctx_open_attr(&a, target, -1, open_flags | PMUCTX_OPEN_CLOEXEC);
 }
 
-static inline int open_hw_raw(uint64_t event, uint64_t flags, uint64_t period,
-			      int target)
-{
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = event,
-		.flags = flags,
-		.sample_period = period,
-	};
-
-	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
-}
-
 static inline int ctx_stats(int fd, struct pmuctx_ctx_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -42,19 +42,6 @@ static bool exact(void)
 	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
 }
 
-static int open_raw(uint64_t event, uint64_t flags, uint64_t period, int target)
-{
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = event,
-		.flags = flags,
-		.sample_period = period,
-	};
-
-	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
-}
-
 /* User-mode instructions of enable, a loop of n, disable. */
 static uint64_t count_loop(int fd, unsigned long n)
 {
@@ -72,7 +59,7 @@ TEST(user_instructions_are_exact)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
 	base1 = count_loop(fd, 1);
 	base2 = count_loop(fd, 1);
@@ -93,8 +80,8 @@ TEST(kernel_and_user_filters)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
-	fu = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
-	fk = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_USER, 0, 0);
+	fu = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fk = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_USER, 0, 0);
 	ASSERT_LE(0, fu);
 	ASSERT_LE(0, fk);
 	u = count_loop(fu, 100000);
@@ -114,7 +101,7 @@ TEST(counts_extend_past_32_bits)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	base = count_loop(fd, 1);
 	v = count_loop(fd, n);
@@ -129,7 +116,7 @@ static uint64_t family_count(struct __test_metadata *_metadata, unsigned long sc
 	uint64_t v;
 	pid_t pid;
 
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_INHERIT |
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_INHERIT |
 		      PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	EXPECT_LE(0, fd);
 	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
@@ -196,7 +183,7 @@ static void sampling_side(int in, int out, int back, unsigned long period,
 	int fd, i;
 
 	memset(res, 0, sizeof(*res));
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
 	if (fd < 0)
 		return;
 	for (i = 0; i < rounds; i++) {
@@ -271,7 +258,7 @@ TEST(overflow_signals_and_poll)
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	/* Cycles: the cycle counter overflows on time even in QEMU. */
-	fd = open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL,
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL,
 		      1 << 20, 0);
 	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
 	sigaction(SIGRTMIN + 1, &sa, NULL);
@@ -303,9 +290,9 @@ TEST(hardware_counters_swap_like_software_ones)
 	pin_to_cpu(0);
 	ASSERT_EQ(0, pipe(a));
 	ASSERT_EQ(0, pipe(b));
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	if (fd < 0 && errno == ENOENT)
-		fd = open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+		fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -389,7 +376,7 @@ TEST(self_read_matches_read)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(NULL, mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED ? NULL : (void *)1);
 	page = map_counter(fd);
@@ -426,7 +413,7 @@ TEST(inherited_child_self_reads_its_own_clone)
 	 * inherit_stat makes the values follow the tasks, so the instance the
 	 * child holds when it maps carries the child's own count.
 	 */
-	fd = open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT |
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT |
 		      PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	run_loop(3000000);	/* the parent's own count, not the child's */
@@ -493,7 +480,7 @@ TEST(el0_pmu_access_traps)
 		SKIP(return, "needs a hardware PMU");
 	EXPECT_EQ(1, el0_read_traps());
 	/* Even with a counter running in our own context. */
-	fd = open_raw(CPU_CYCLES, 0, 0, 0);
+	fd = pmuctx_open_raw(CPU_CYCLES, 0, 0, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(1, el0_read_traps());
 	close(fd);
@@ -503,11 +490,11 @@ TEST(hardware_errors)
 {
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
-	EXPECT_EQ(-1, open_raw(0x1234, 0, 0, 0));	/* not in PMCEID */
+	EXPECT_EQ(-1, pmuctx_open_raw(0x1234, 0, 0, 0));	/* not in PMCEID */
 	EXPECT_EQ(ENOENT, errno);
-	EXPECT_EQ(-1, open_raw(0x10000, 0, 0, 0));
+	EXPECT_EQ(-1, pmuctx_open_raw(0x10000, 0, 0, 0));
 	EXPECT_EQ(EINVAL, errno);
-	EXPECT_EQ(-1, open_raw(CPU_CYCLES, 0, (1ULL << 31) + 1, 0));
+	EXPECT_EQ(-1, pmuctx_open_raw(CPU_CYCLES, 0, (1ULL << 31) + 1, 0));
 	EXPECT_EQ(EINVAL, errno);
 }
 
@@ -519,7 +506,7 @@ TEST(runs_out_of_counters)
 		SKIP(return, "needs a hardware PMU");
 	/* 6 event counters: the seventh non-cycle event has no room. */
 	for (i = 0; i < 7; i++) {
-		fds[i] = open_raw(0x00 /* SW_INCR */, PMUCTX_ATTR_DISABLED, 0, 0);
+		fds[i] = pmuctx_open_raw(0x00 /* SW_INCR */, PMUCTX_ATTR_DISABLED, 0, 0);
 		if (fds[i] >= 0)
 			n++;
 	}

@@ -39,6 +39,21 @@ static inline int pmuctx_open_attr(struct pmuctx_attr *attr, int target,
 	return ioctl(pmuctx_dev(), PMUCTX_OPEN, &args);
 }
 
+/* A raw PMU event (arm64: the event number); -1 with errno on failure. */
+static inline int pmuctx_open_raw(uint64_t event, uint64_t flags,
+				  uint64_t period, int target)
+{
+	struct pmuctx_attr attr = {
+		.size = sizeof(attr),
+		.type = PMUCTX_TYPE_RAW,
+		.config = event,
+		.flags = flags,
+		.sample_period = period,
+	};
+
+	return pmuctx_open_attr(&attr, target, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
 /* A software counter; -1 with errno on failure. */
 static inline int pmuctx_open_sw(uint64_t config, uint64_t flags,
 				 uint64_t read_format, int target, int group_fd)

@@ -278,9 +278,9 @@ static int open_user_instructions(uint64_t flags)
 
 	if (!have_hw_pmu())
 		return -1;
-	fd = open_hw_raw(ARM64_INST_RETIRED, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(ARM64_INST_RETIRED, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	if (fd < 0 && errno == ENOENT)	/* QEMU has it only under -icount */
-		fd = open_hw_raw(ARM64_CPU_CYCLES, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+		fd = pmuctx_open_raw(ARM64_CPU_CYCLES, flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	return fd;
 }
 
@@ -432,9 +432,9 @@ TEST(user_only_samples_have_no_kernel_addresses)
 	if (!(info.features & PMUCTX_FEAT_OVERFLOW))
 		SKIP(return, "no overflow interrupt");
 	ASSERT_EQ(0, become_nobody());
-	fd = open_hw_raw(ARM64_INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 10007, 0);
+	fd = pmuctx_open_raw(ARM64_INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 10007, 0);
 	if (fd < 0 && errno == ENOENT)
-		fd = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 100003, 0);
+		fd = pmuctx_open_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 100003, 0);
 	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
 	end = now_ns() + 600000000ULL;
 	do {
@@ -492,7 +492,7 @@ static void __attribute__((noreturn)) el0_reader(unsigned int nr_general,
 	char c;
 
 	memset(&v, 0, sizeof(v));
-	fd = open_hw_raw(ARM64_SW_INCR, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	fd = pmuctx_open_raw(ARM64_SW_INCR, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	page = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if (fd < 0)
 		v.status = 1;
@@ -572,7 +572,7 @@ TEST(closed_counters_leave_nothing_at_el0)
 	if (!a) {
 		/* The cycle counter first, then every event counter. */
 		for (i = 0; i <= (int)info.nr_general && i < 33; i++) {
-			fds[i] = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+			fds[i] = pmuctx_open_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 			if (fds[i] >= 0)
 				opened++;
 		}
@@ -640,7 +640,7 @@ TEST(family_counts_invisible_at_el0)
 	if (!reader)
 		el0_reader(info.nr_general, cmd[0], res[1]);
 	for (i = 0; i <= (int)info.nr_general && i < 33; i++) {
-		fds[i] = open_hw_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_INHERIT |
+		fds[i] = pmuctx_open_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_INHERIT |
 				     PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 		if (fds[i] >= 0)
 			opened++;
