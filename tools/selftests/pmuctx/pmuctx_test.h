@@ -78,10 +78,17 @@ static inline uint64_t pmuctx_read1(int fd)
 	return v;
 }
 
+/*
+ * getrusage() reads the count before it copies the result out: a first
+ * write to a stack page still shared copy-on-write after a fork would fault
+ * after the read.  Writing the buffer first takes that fault before it.
+ */
 static inline long minflt_thread(void)
 {
 	struct rusage ru;
 
+	memset(&ru, 0, sizeof(ru));
+	__asm__ __volatile__("" : : "r"(&ru) : "memory");
 	getrusage(RUSAGE_THREAD, &ru);
 	return ru.ru_minflt;
 }

@@ -604,7 +604,7 @@ static int churn_forker(struct churn *ch)
 {
 	struct pmuctx_ctx_stats st;
 	int fds[CHURN_COUNTERS], i, status, bad = 0;
-	uint64_t fa, fb, fc;
+	uint64_t fa, fb, fc, fd;
 	pid_t kid;
 
 	for (i = 0; i < CHURN_COUNTERS; i++) {
@@ -630,13 +630,19 @@ static int churn_forker(struct churn *ch)
 	for (i = 0; i < CHURN_TOP; i++)
 		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 			bad++;
+	/*
+	 * The read may itself fault (its buffer's stack page can still be
+	 * shared with a child): such a fault is counted but only a later
+	 * getrusage() sees it, so the upper bound is taken after the read.
+	 */
 	fc = minflt_thread();
 	ch->value = pmuctx_read1(fds[0]);
+	fd = minflt_thread();
 	if (ctx_stats(fds[0], &st))
 		return 5;
 	ch->inherit_failed = st.inherit_failed;
 	ch->f_lo = fc - fb;
-	ch->f_hi = fc - fa;
+	ch->f_hi = fd - fa;
 	return bad ? 6 : 0;
 }
 
