@@ -162,8 +162,12 @@ struct slot {
 	struct pmuctx_attr attr;
 };
 
+/*
+ * The highest value seen of one counter, and the ticket taken after that
+ * read returned: only a read that started after it must not see less.
+ */
 struct mono {
-	uint64_t id, epoch, value;
+	uint64_t id, epoch, value, done;
 };
 
 struct worker {
@@ -185,6 +189,7 @@ struct worker {
 	size_t maplen[NMAPS];
 	struct mono mono[512];
 	unsigned long reset_started, reset_done;
+	uint64_t mono_ticket;
 	int transient;		/* live transient threads */
 	pid_t tids[8];		/* persistent threads' tids */
 	unsigned long closes;	/* pidfds closed: their numbers may be reused */
@@ -523,10 +528,18 @@ static int pick_fd(struct stream *s, struct snap *sn, const char **desc)
 
 /* ---- the monotonic check: a counter's value never drops without reset ---- */
 
-static void mono_begin(uint64_t *s0, uint64_t *d0)
+/*
+ * Threads read the same counter concurrently, and a reader may be
+ * preempted between its read and its check: two reads are ordered only
+ * when one returned before the other started.  Tickets from one counter
+ * order them (a start ticket is taken before the read, a done ticket after
+ * it returned, so both err on the safe side).
+ */
+static void mono_begin(uint64_t *s0, uint64_t *d0, uint64_t *start)
 {
 	*s0 = __atomic_load_n(&W.reset_started, __ATOMIC_ACQUIRE);
 	*d0 = __atomic_load_n(&W.reset_done, __ATOMIC_ACQUIRE);
+	*start = __atomic_add_fetch(&W.mono_ticket, 1, __ATOMIC_SEQ_CST);
 }
 
 static bool mono_valid(uint64_t s0, uint64_t d0)
@@ -537,26 +550,29 @@ static bool mono_valid(uint64_t s0, uint64_t d0)
 }
 
 static void mono_check(struct stream *s, uint64_t id, uint64_t value, uint64_t epoch,
-		       const struct pmuctx_attr *a)
+		       uint64_t start, const struct pmuctx_attr *a)
 {
 	struct mono *m = &W.mono[id % 512];
-	uint64_t old = 0;
+	uint64_t old = 0, done;
 	bool bad = false;
 
 	if (s->child || excluded[CL_MONOTONIC])
 		return;
+	done = __atomic_add_fetch(&W.mono_ticket, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&W.lock);
 	if (m->id == id && m->epoch == epoch) {
-		if (value < m->value) {
+		if (value < m->value && m->done < start) {
 			bad = true;
 			old = m->value;
-		} else {
+		} else if (value >= m->value) {
 			m->value = value;
+			m->done = done;
 		}
 	} else {
 		m->id = id;
 		m->epoch = epoch;
 		m->value = value;
+		m->done = done;
 	}
 	pthread_mutex_unlock(&W.lock);
 	if (bad)
@@ -1050,7 +1066,7 @@ static void op_open(struct stream *s, char *attrbuf)
 static void op_read(struct stream *s, uint64_t *buf)
 {
 	static const size_t counts[] = { 0, 1, 7, 8, 16, 24, 32, 40, 48, 64, 4096, BIGBUF };
-	uint64_t s0, d0;
+	uint64_t s0, d0, t0;
 	struct snap sn;
 	enum ptr_kind pk;
 	const char *desc;
@@ -1076,7 +1092,7 @@ static void op_read(struct stream *s, uint64_t *buf)
 		 count, ptr_names[pk]);
 	if (opt_verbose)
 		say("[%s #%lu] > %s", s->tag, s->opno, what);
-	mono_begin(&s0, &d0);
+	mono_begin(&s0, &d0, &t0);
 	ret = read(fd, p, count);
 	err = errno;
 	record(OP_READ, ret, err);
@@ -1124,7 +1140,8 @@ static void op_read(struct stream *s, uint64_t *buf)
 		}
 		if ((fmt & PMUCTX_FORMAT_ID) && mono_valid(s0, d0))
 			for (i = 0; i < (int)nr; i++)
-				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0, &sn.attr);
+				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0, t0,
+					   &sn.attr);
 		return;
 	}
 	if (count < need_sz) {
@@ -1141,7 +1158,7 @@ static void op_read(struct stream *s, uint64_t *buf)
 		int idw = 1 + !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
 			  !!(sn.attr.read_format & PMUCTX_FORMAT_TOTAL_TIME_RUNNING);
 
-		mono_check(s, buf[idw], buf[0], s0, &sn.attr);
+		mono_check(s, buf[idw], buf[0], s0, t0, &sn.attr);
 	}
 }
 
