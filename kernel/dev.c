@@ -286,9 +286,11 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	 * the check (which then sees them) or starts after the counter is
 	 * there (and its exec hook detaches it).
 	 */
-	err = down_read_interruptible(&task->signal->exec_update_lock);
-	if (err)
+	if (down_read_interruptible(&task->signal->exec_update_lock)) {
+		/* Restarted unless the handler lacks SA_RESTART (EINTR). */
+		err = -ERESTARTSYS;
 		goto out;
+	}
 	exec_locked = true;
 	err = pmuctx_may_attach(task);
 	if (err)
