@@ -35,7 +35,7 @@ rmmod_settled() {
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 check "module is loaded" "grep -q '^pmuctx ' /proc/modules"
 check "device node exists" "[ -c /dev/pmuctx ]"
 
@@ -57,5 +57,9 @@ check "counters work after reload" "hold keep"
 kill $holder; wait $holder 2>/dev/null
 sleep 0.2
 check "rmmod after the holder exited" "rmmod_settled && insmod $ko"
+# Unloads tried without pause through a fork/attach/exit storm: all refused
+# while in use, one succeeds once nothing is, idle tasks exit after it.
+check "unload storm: refused under load, unloaded once unused" \
+	"$dir/unload_storm ${PMUCTX_UNLOAD_STORM_SECONDS:-5} && insmod $ko"
 echo "# Totals: pass:$((n - fail)) fail:$fail"
 [ $fail -eq 0 ]
