@@ -250,6 +250,27 @@ static double median(const double *v, int n, double *mn, double *mx)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+/*
+ * -k a,b: only the cases whose id contains one of the words, and the
+ * ping-pong baseline (for quick looks at one path; no memory runs).
+ */
+static void keep_only(const char *words)
+{
+	char list[256], *w, *save;
+	int i, n = 0, keep;
+
+	for (i = 0; i < nr_cases; i++) {
+		keep = !strcmp(cases[i].id, "pingpong/none");
+		snprintf(list, sizeof(list), "%s", words);
+		for (w = strtok_r(list, ",", &save); w && !keep;
+		     w = strtok_r(NULL, ",", &save))
+			keep = !!strstr(cases[i].id, w);
+		if (keep)
+			cases[n++] = cases[i];
+	}
+	nr_cases = n;
+}
+
 static void run_rounds(void)
 {
 	int r, i, pass;
@@ -512,14 +533,14 @@ static void user_access(int on)
 
 int main(int argc, char **argv)
 {
-	const char *json = NULL, *tag = "";
+	const char *json = NULL, *tag = "", *only = NULL;
 	char *buf = NULL, *line, *save;
 	size_t len = 0;
 	int opt, cpu = -1;
 	cpu_set_t one;
 	FILE *m;
 
-	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:q")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:q")) != -1) {
 		switch (opt) {
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': reps = atoi(optarg); break;
@@ -529,9 +550,10 @@ int main(int argc, char **argv)
 		case 't': tag = optarg; break;
 		case 'j': json = optarg; break;
 		case 'f': fork_iters = atoi(optarg); break;
+		case 'k': only = optarg; break;
 		case 'q': quiet = 1; break;
 		default:
-			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-t TAG] [-j FILE] [-q]\n");
+			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-t TAG] [-j FILE] [-k CASE,...] [-q]\n");
 			return 2;
 		}
 	}
@@ -551,10 +573,13 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	user_access(1);
 	build_cases();
+	if (only)
+		keep_only(only);
 	/* The availability probes opened perf events: settle before round 1. */
 	last_perf_end = now_ns();
 	run_rounds();
-	run_mem();
+	if (!only)
+		run_mem();
 	user_access(0);
 
 	printf("ctxsw %s: CPU %d, SCHED_BATCH, %d round trips, %d interleaved rounds, settle %d ms\n",
