@@ -66,12 +66,6 @@ void pmuctx_ctx_put(struct pmuctx_context *ctx)
 	}
 }
 
-/* Clones a fork of the holder may need: every inheriting counter. */
-unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
-{
-	return ctx->nr_inherit + ctx->nr_inherit_thread;
-}
-
 /*
  * Process context, charged to the caller's memory cgroup: the kit is
  * made by the task that will fork (or by whoever adds it a counter).
@@ -131,33 +125,41 @@ void pmuctx_ctx_changed(struct pmuctx_context *ctx)
 	lockdep_assert_held(&ctx->lock);
 	ctx->generation = pmuctx_new_cookie();
 	ctx->family = 0;
-	pmuctx_ctx_update_swap_key(ctx);
+}
+
+static bool pmuctx_counter_counts_faults(const struct pmuctx_counter *c)
+{
+	if (c->attr.type != PMUCTX_TYPE_SOFTWARE)
+		return false;
+	return c->attr.config == PMUCTX_SW_PAGE_FAULTS ||
+	       c->attr.config == PMUCTX_SW_PAGE_FAULTS_MIN ||
+	       c->attr.config == PMUCTX_SW_PAGE_FAULTS_MAJ;
+}
+
+bool pmuctx_counter_counts_migrations(const struct pmuctx_counter *c)
+{
+	return c->attr.type == PMUCTX_TYPE_SOFTWARE &&
+	       c->attr.config == PMUCTX_SW_CPU_MIGRATIONS;
 }
 
 /*
- * A context may change holders: nothing pins it to its task (an attach in
- * progress, a mapped self-read page, per-task INHERIT_STAT values, a fork
- * kit its holder must refill), and its holder is alive.  ctx->lock held.
+ * @c joins (@delta 1) or leaves (-1) the context's tallies.  ctx->lock
+ * held, or the context is a fork's that nobody else sees yet.
  */
-static bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
+void pmuctx_ctx_tally(struct pmuctx_context *ctx,
+		      const struct pmuctx_counter *c, int delta)
 {
-	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
-	       (c->fork_kit || !pmuctx_kit_size(c));
-}
-
-/*
- * Two contexts are equivalent when they hold the same counters in the same
- * states: both unmodified clones of one family, or one the unmodified
- * original the other was cloned from.  Clones carry their parent's family,
- * or its generation if it is an original (flattened), so the family root
- * (family, else generation) is equal exactly then.  Precomputed for the
- * scheduler, with 0 for contexts that may not change holders.
- */
-void pmuctx_ctx_update_swap_key(struct pmuctx_context *ctx)
-{
-	lockdep_assert_held(&ctx->lock);
-	ctx->swap_key = pmuctx_ctx_swappable(ctx) ?
-			(ctx->family ?: ctx->generation) : 0;
+	ctx->nr_counters += delta;
+	if (pmuctx_counter_inherits(c, false))
+		ctx->nr_inherit += delta;
+	else if (pmuctx_counter_inherits(c, true))
+		ctx->nr_inherit_thread += delta;
+	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
+		ctx->nr_inherit_stat += delta;
+	if (pmuctx_counter_counts_faults(c))
+		ctx->nr_fault_counters += delta;
+	if (pmuctx_counter_counts_migrations(c))
+		ctx->nr_migration_counters += delta;
 }
 
 /*
@@ -261,7 +263,7 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		if (!c->parent)
 			continue;
 		pmuctx_counter_fold_into_parent(c);
-		raw_spin_lock_irq(&ctx->lock);
+		pmuctx_ctx_lock_irq(ctx);
 		if (c->user_page)
 			ctx->nr_mapped--;
 		if (pmuctx_counter_is_hw(c)) {
@@ -271,8 +273,8 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		}
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);
-		ctx->nr_counters--;
-		raw_spin_unlock_irq(&ctx->lock);
+		pmuctx_ctx_tally(ctx, c, -1);
+		pmuctx_ctx_unlock_irq(ctx);
 		/*
 		 * Dropped only once every clone is out: a clone leader's
 		 * members link into it.  The folded clone's child_entry is

@@ -140,11 +140,11 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
 	unsigned long flags;
 
 	pmuctx_ctx_sync_hw(ctx);
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	*value += pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	*enabled += e;
 	*running += r;
 }
@@ -178,13 +178,13 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 	unsigned long flags;
 
 	pmuctx_ctx_sync_hw(ctx);
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	if (!ctx->dead) {
 		pmuctx_ctx_clocks_now(ctx, clk);
 		pmuctx_counter_set_enabled(c, on, clk);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
 /*
@@ -215,12 +215,12 @@ static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 	unsigned long flags;
 
 	pmuctx_ctx_sync_hw(ctx);
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
 	pmuctx_counter_rebase(c, 0, e, clk);
 	pmuctx_ctx_update_user_pages(ctx);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
 /* Zero the count everywhere, exited clones included; times keep running. */
@@ -247,13 +247,13 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps;
 
 	spin_lock(&parent->child_lock);
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	v = pmuctx_counter_value(clone, clk);
 	pmuctx_counter_times(clone, clk, &e, &r);
 	loads = ctx->loads;
 	swaps = ctx->swaps;
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 	parent->child_value += v;
 	parent->child_enabled += e;
 	parent->child_running += r;
@@ -282,7 +282,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 		return false;
 	}
 	pmuctx_ctx_sync_hw(ctx);
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_set_enabled(c, false, clk);
 	if (pmuctx_counter_is_hw(c)) {
@@ -293,14 +293,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	if (c->user_page)
 		ctx->nr_mapped--;
 	list_del_init(&c->ctx_entry);
-	ctx->nr_counters--;
-	/* (pmuctx_ctx_changed() below refreshes the swap key.) */
-	if (pmuctx_counter_inherits(c, false))
-		ctx->nr_inherit--;
-	else if (pmuctx_counter_inherits(c, true))
-		ctx->nr_inherit_thread--;
-	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
-		ctx->nr_inherit_stat--;
+	pmuctx_ctx_tally(ctx, c, -1);
 	/* A removed leader's members carry on as counters of their own. */
 	list_for_each_entry_safe(sib, tmp, &c->siblings, sibling_entry) {
 		sib->leader = sib;
@@ -311,7 +304,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 		pmuctx_ctx_changed(ctx);
 	if (!ctx->nr_counters)
 		pmuctx_link_queue_detach(ctx);
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 	if (pmuctx_counter_is_hw(c))
 		pmuctx_hw_stop_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);

@@ -185,7 +185,7 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			return -ENOMEM;
 		}
 	}
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	if (ctx->dead) {
 		err = -ESRCH;
 		goto out;
@@ -209,13 +209,16 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	pmuctx_ctx_get(ctx);
 	c->ctx = ctx;
 	list_add_tail(&c->ctx_entry, &ctx->counters);
-	ctx->nr_counters++;
-	if (pmuctx_counter_inherits(c, false))
-		ctx->nr_inherit++;
-	else if (pmuctx_counter_inherits(c, true))
-		ctx->nr_inherit_thread++;
-	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
-		ctx->nr_inherit_stat++;
+	pmuctx_ctx_tally(ctx, c, 1);
+	/*
+	 * Swaps leave migrations_at_out stale while nothing counts
+	 * migrations: start it afresh, or the holder's next sched_in would
+	 * credit migrations from before this counter existed.
+	 */
+	if (pmuctx_counter_counts_migrations(c) &&
+	    ctx->nr_migration_counters == 1 && ctx->task && ctx->link)
+		ctx->link->migrations_at_out =
+			READ_ONCE(ctx->task->se.nr_migrations);
 	if (kit)
 		swap(kit, ctx->fork_kit);	/* the old one is freed below */
 	if (leader) {
@@ -228,7 +231,7 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	}
 	pmuctx_ctx_changed(ctx);
 out:
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 	if (!err && pmuctx_counter_is_hw(c))
 		pmuctx_hw_start_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
@@ -422,9 +425,9 @@ static u64 pmuctx_ctx_stamp(struct pmuctx_context *ctx)
 	unsigned long flags;
 	u64 seq;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	seq = ctx->seq;
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	return seq;
 }
 
@@ -552,12 +555,12 @@ static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx, u64 *loads,
 {
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	*loads += ctx->loads;
 	*swaps += ctx->swaps;
 	if (dead)
 		*dead = ctx->dead;
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
 static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
@@ -576,14 +579,14 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	memset(&st, 0, sizeof(st));
 	st.size = min_t(u32, usize, sizeof(st));
 
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	st.nr_counters = ctx->nr_counters;
 	st.generation = ctx->generation;
 	st.family = ctx->family;
 	st.loads = ctx->loads;
 	st.swaps = ctx->swaps;
 	dead = ctx->dead;
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 	st.tree_loads = st.loads;
 	st.tree_swaps = st.swaps;
 	if (dead)
@@ -620,14 +623,14 @@ static void pmuctx_tree_visit(struct pmuctx_counter *c,
 	u32 tid = 0;
 	bool dead;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	v = pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
 	dead = ctx->dead || !ctx->task;
 	if (!dead)
 		tid = task_pid_vnr(ctx->task);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 
 	tr->total += v;
 	if (dead) {
@@ -669,10 +672,10 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	tr.exited_value = 0;
 	tr.exited_tasks = 0;
 
-	raw_spin_lock_irq(&c->ctx->lock);
+	pmuctx_ctx_lock_irq(c->ctx);
 	pmuctx_ctx_clocks_now(c->ctx, clk);
 	tr.own_value = pmuctx_counter_value(c, clk);
-	raw_spin_unlock_irq(&c->ctx->lock);
+	pmuctx_ctx_unlock_irq(c->ctx);
 
 	pmuctx_tree_visit(c, &tr, ents, room);
 	spin_lock(&c->child_lock);
@@ -779,9 +782,9 @@ static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
 			events |= EPOLLIN | EPOLLRDNORM;
 		raw_spin_unlock_irqrestore(&c->samples->lock, flags);
 	}
-	raw_spin_lock_irq(&c->ctx->lock);
+	pmuctx_ctx_lock_irq(c->ctx);
 	dead = c->ctx->dead;
-	raw_spin_unlock_irq(&c->ctx->lock);
+	pmuctx_ctx_unlock_irq(c->ctx);
 	spin_lock(&c->child_lock);
 	live = !list_empty(&c->children);
 	spin_unlock(&c->child_lock);
@@ -839,7 +842,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	 * mmap_lock is held here, and read() may fault under ctx->mutex:
 	 * ctx->lock alone (enough to walk the counters) keeps them apart.
 	 */
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	inst = pmuctx_instance_in(ctx, c);
 	if (!inst) {
 		err = -EINVAL;
@@ -847,7 +850,6 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		inst->user_page = spare;
 		spare = NULL;
 		ctx->nr_mapped++;
-		pmuctx_ctx_update_swap_key(ctx);
 		/* Reload to grant EL0 access, which only mapped contexts get. */
 		if (ctx->loaded_cpu == smp_processor_id()) {
 			pmuctx_hw->unload(ctx);
@@ -858,7 +860,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	page = inst ? inst->user_page : NULL;
 	if (page)
 		get_page(page);
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 
 	if (page) {
 		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;

@@ -73,13 +73,7 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 			}
 		}
 		list_add_tail(&clone->ctx_entry, &cctx->counters);
-		cctx->nr_counters++;
-		if (clone->attr.flags & PMUCTX_ATTR_INHERIT_THREAD)
-			cctx->nr_inherit_thread++;
-		else
-			cctx->nr_inherit++;
-		if (clone->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
-			cctx->nr_inherit_stat++;
+		pmuctx_ctx_tally(cctx, clone, 1);
 	}
 
 	/*
@@ -160,10 +154,10 @@ static void pmuctx_kit_refill(struct pmuctx_context *ctx)
 	unsigned int nr = 0;
 
 	/* A context without its kit does not swap: it stays ours meanwhile. */
-	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_lock_irq(ctx);
 	if (!ctx->fork_kit && !ctx->dead)
 		nr = pmuctx_kit_size(ctx);
-	raw_spin_unlock_irq(&ctx->lock);
+	pmuctx_ctx_unlock_irq(ctx);
 	if (nr) {
 		kit = pmuctx_kit_alloc(nr);
 		if (!kit)
@@ -171,15 +165,14 @@ static void pmuctx_kit_refill(struct pmuctx_context *ctx)
 					    task_pid_nr(current));
 	}
 	if (kit) {
-		raw_spin_lock_irq(&ctx->lock);
+		pmuctx_ctx_lock_irq(ctx);
 		/* An open that added a counter meanwhile brought its own. */
 		if (!ctx->fork_kit && !ctx->dead &&
 		    kit->nr >= pmuctx_kit_size(ctx)) {
 			ctx->fork_kit = kit;
 			kit = NULL;
-			pmuctx_ctx_update_swap_key(ctx);
 		}
-		raw_spin_unlock_irq(&ctx->lock);
+		pmuctx_ctx_unlock_irq(ctx);
 		pmuctx_kit_free(kit);
 	}
 }
@@ -258,25 +251,24 @@ static void pmuctx_on_fork(void *data, struct task_struct *parent,
 	if (!pctx)
 		return;
 
-	raw_spin_lock_irqsave(&pctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(pctx, flags);
 	need = pmuctx_nr_inheriting(pctx, thread);
 	if (!need || pctx->dead) {
-		raw_spin_unlock_irqrestore(&pctx->lock, flags);
+		pmuctx_ctx_unlock_irqrestore(pctx, flags);
 		return;
 	}
 	kit = pctx->fork_kit;
 	if (!kit || kit->nr < need) {
 		/* Only when refilling it found no memory. */
 		pmuctx_fork_failed(pctx, thread);
-		raw_spin_unlock_irqrestore(&pctx->lock, flags);
+		pmuctx_ctx_unlock_irqrestore(pctx, flags);
 		pr_warn_ratelimited("no clones ready for task %d: its counts are not inherited\n",
 				    task_pid_nr(child));
 		return;
 	}
 	pctx->fork_kit = NULL;
-	pmuctx_ctx_update_swap_key(pctx);
 	used = pmuctx_fork_fill(kit, pctx, thread);
-	raw_spin_unlock_irqrestore(&pctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(pctx, flags);
 	pmuctx_kit_queue(plink, current);
 
 	for (i = used; i < kit->nr; i++)
@@ -321,21 +313,20 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 	unsigned long flags;
 
 	if (ctx) {
-		raw_spin_lock_irqsave(&ctx->lock, flags);
+		pmuctx_ctx_lock_irqsave(ctx, flags);
 		pmuctx_ctx_fold_holder(ctx);
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
 		kit = ctx->fork_kit;
 		ctx->fork_kit = NULL;
 		ctx->dead = true;
-		pmuctx_ctx_update_swap_key(ctx);
 		ctx->task = NULL;
 		ctx->link = NULL;
 		ctx->seq++;
 		/* poll() may hang up now: woken outside this raw lock. */
 		list_for_each_entry(c, &ctx->counters, ctx_entry)
 			irq_work_queue(&c->wake_work);
-		raw_spin_unlock_irqrestore(&ctx->lock, flags);
+		pmuctx_ctx_unlock_irqrestore(ctx, flags);
 		pmuctx_kit_free(kit);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		queue_work(pmuctx_wq, &ctx->exit_work);	/* takes link's ref */
@@ -392,7 +383,7 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 	ctx = rcu_dereference_protected(link->ctx, 1);
 	if (!ctx)
 		return;
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	list_for_each_entry(c, &ctx->counters, ctx_entry) {
 		if ((c->attr.flags & PMUCTX_ATTR_ENABLE_ON_EXEC) &&
@@ -405,7 +396,7 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 		pmuctx_ctx_changed(ctx);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
 static struct {

@@ -90,31 +90,6 @@ struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t)
 	return link;
 }
 
-static struct pmuctx_link *pmuctx_link_on_list(struct task_struct *t)
-{
-	struct preempt_notifier *pn;
-
-	hlist_for_each_entry(pn, &t->preempt_notifiers, link)
-		if (pn->ops == &pmuctx_preempt_ops)
-			return container_of(pn, struct pmuctx_link, notifier);
-	return NULL;
-}
-
-/* Only the task itself changes its notifier list, so it may walk it. */
-struct pmuctx_link *pmuctx_link_of_current(void)
-{
-	return pmuctx_link_on_list(current);
-}
-
-/*
- * For a task that cannot run meanwhile (next in sched_out, a child before
- * its first run): nobody changes its list then.
- */
-struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t)
-{
-	return pmuctx_link_on_list(t);
-}
-
 /*
  * Runs in the target task on its way back to user space: only a task may
  * register its own preempt notifier.  A target already exiting never got
@@ -243,15 +218,14 @@ struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link)
 		rcu_read_unlock();
 		if (!ctx)
 			return NULL;
-		raw_spin_lock_irqsave(&ctx->lock, flags);
+		pmuctx_ctx_lock_irqsave(ctx, flags);
 		if (ctx->link == link && !ctx->dead) {
 			ctx->pin_count++;
-			pmuctx_ctx_update_swap_key(ctx);
-			raw_spin_unlock_irqrestore(&ctx->lock, flags);
+			pmuctx_ctx_unlock_irqrestore(ctx, flags);
 			return ctx;
 		}
 		dead = ctx->dead;
-		raw_spin_unlock_irqrestore(&ctx->lock, flags);
+		pmuctx_ctx_unlock_irqrestore(ctx, flags);
 		if (dead || READ_ONCE(link->exited)) {
 			pmuctx_ctx_put(ctx);
 			return NULL;
@@ -266,10 +240,9 @@ void pmuctx_ctx_unpin(struct pmuctx_context *ctx)
 {
 	unsigned long flags;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	ctx->pin_count--;
-	pmuctx_ctx_update_swap_key(ctx);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	pmuctx_ctx_put(ctx);
 }
 
@@ -293,7 +266,7 @@ static void pmuctx_link_detach_work(struct callback_head *head)
 
 	mutex_lock(&ctx->mutex);
 	preempt_disable();
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	link->detach_queued = false;
 	if (!ctx->nr_counters && !ctx->pin_count && ctx->link == link &&
 	    rcu_access_pointer(link->ctx) == ctx) {
@@ -302,11 +275,10 @@ static void pmuctx_link_detach_work(struct callback_head *head)
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
 		ctx->dead = true;
-		pmuctx_ctx_update_swap_key(ctx);
 		ctx->task = NULL;
 		ctx->link = NULL;
 	}
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	if (empty) {
 		if (link->registered)
 			preempt_notifier_unregister(&link->notifier);

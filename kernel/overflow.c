@@ -93,12 +93,12 @@ static void pmuctx_sync_ipi(void *info)
 {
 	struct pmuctx_context *ctx = info;
 
-	raw_spin_lock(&ctx->lock);
+	pmuctx_ctx_lock(ctx);
 	if (ctx->loaded_cpu == smp_processor_id()) {
 		pmuctx_hw->fold(ctx);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
-	raw_spin_unlock(&ctx->lock);
+	pmuctx_ctx_unlock(ctx);
 }
 
 /*
@@ -129,10 +129,10 @@ static void pmuctx_program_ipi(void *info)
 	struct pmuctx_program_req *req = info;
 	struct pmuctx_context *ctx = req->ctx;
 
-	raw_spin_lock(&ctx->lock);
+	pmuctx_ctx_lock(ctx);
 	if (ctx->loaded_cpu == smp_processor_id())
 		pmuctx_hw->program(ctx, req->c, req->on);
-	raw_spin_unlock(&ctx->lock);
+	pmuctx_ctx_unlock(ctx);
 }
 
 static void pmuctx_hw_program_remote(struct pmuctx_context *ctx,

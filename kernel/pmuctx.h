@@ -114,7 +114,9 @@ struct pmuctx_context {
 	/*
 	 * Raw because sched_out takes it under the runqueue lock with IRQs
 	 * off; everyone else takes it with irqsave.  Protects every field
-	 * below and the counters' state (see struct pmuctx_counter).
+	 * below and the counters' state (see struct pmuctx_counter).  Always
+	 * taken through pmuctx_ctx_lock*(), which also keeps swaps out: an
+	 * equivalent swap takes no lock, it claims @swap_key instead.
 	 */
 	raw_spinlock_t lock;
 
@@ -133,11 +135,17 @@ struct pmuctx_context {
 	bool clocks_running;	/* holder on CPU, @snap valid */
 	bool dead;		/* holder exited: frozen */
 	/*
-	 * Equivalence, precomputed: the family root (family, or the
-	 * generation of an original) while the context may change holders,
-	 * else 0.  Two contexts are equivalent iff their keys are equal and
-	 * non-zero.  Refreshed by pmuctx_ctx_update_swap_key() after every
-	 * change of what it depends on, under ctx->lock.
+	 * Equivalence, precomputed, and the swap's lock.  The family root
+	 * (family, or the generation of an original) while the context may
+	 * change holders, else 0; two contexts are equivalent iff their keys
+	 * are equal and non-zero.  A swap (sched_out, IRQs off, on the
+	 * holder's CPU) owns both contexts while it has set
+	 * PMUCTX_SWAP_CLAIMED in both keys with cmpxchg; it never waits.
+	 * pmuctx_ctx_lock*() waits such a claim out and zeroes the key, so no
+	 * swap starts while ctx->lock is held; pmuctx_ctx_unlock*()
+	 * republishes it (release) from the context's state.  So every field
+	 * a swap writes (@task, @link, @clock, @snap, @seq, @swaps, the
+	 * links' ctx and migrations_at_out) is stable under ctx->lock.
 	 */
 	u64 swap_key;
 	u64 clock[PMUCTX_NR_CLOCKS];
@@ -158,6 +166,12 @@ struct pmuctx_context {
 	unsigned int nr_counters;
 	unsigned int nr_inherit;	/* counters followed by fork */
 	unsigned int nr_inherit_thread;	/* counters followed by threads only */
+	/*
+	 * Counters of page faults, of migrations: a swap re-bases those
+	 * clocks only when something counts them.
+	 */
+	unsigned int nr_fault_counters;
+	unsigned int nr_migration_counters;
 	/*
 	 * The overflow demux: PMU slot -> counter.  Clones copy their
 	 * parent's slots, so equivalent contexts program the PMU the same
@@ -295,16 +309,118 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 	return c->hw_idx >= 0;
 }
 
+/* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
+#define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
+
+/* Clones a fork of the holder may need: every inheriting counter. */
+static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
+{
+	return ctx->nr_inherit + ctx->nr_inherit_thread;
+}
+
+/*
+ * A context may change holders: nothing pins it to its task (an attach in
+ * progress, a mapped self-read page, per-task INHERIT_STAT values, a fork
+ * kit its holder must refill), and its holder is alive.  ctx->lock held.
+ */
+static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
+{
+	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
+	       (c->fork_kit || !pmuctx_kit_size(c));
+}
+
+/*
+ * Right after ctx->lock is taken: wait out a swap that claimed the context
+ * (a few instructions on the holder's CPU, IRQs off there) and zero the
+ * key, so none starts until pmuctx_ctx_publish_swap_key().  A key of 0 is
+ * only ever written under ctx->lock, and a swap needs a non-zero one, so
+ * reading 0 is enough.  The acquire pairs with the swap's release: what it
+ * wrote is visible to the lock holder.
+ */
+static inline void pmuctx_ctx_block_swaps(struct pmuctx_context *ctx)
+{
+	u64 key = smp_load_acquire(&ctx->swap_key);
+
+	for (;;) {
+		if (key & PMUCTX_SWAP_CLAIMED) {
+			cpu_relax();
+			key = smp_load_acquire(&ctx->swap_key);
+			continue;
+		}
+		if (!key || try_cmpxchg(&ctx->swap_key, &key, 0))
+			return;
+	}
+}
+
+/*
+ * Two contexts are equivalent when they hold the same counters in the same
+ * states: both unmodified clones of one family, or one the unmodified
+ * original the other was cloned from.  Clones carry their parent's family,
+ * or its generation if it is an original (flattened), so the family root
+ * (family, else generation) is equal exactly then.  Precomputed for the
+ * scheduler, with 0 for contexts that may not change holders; published
+ * when ctx->lock is dropped, with release, for the next swap's claim.
+ */
+static inline void pmuctx_ctx_publish_swap_key(struct pmuctx_context *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	smp_store_release(&ctx->swap_key, pmuctx_ctx_swappable(ctx) ?
+			  (ctx->family ?: ctx->generation) : 0);
+}
+
+
+/*
+ * ctx->lock, with swaps kept out for as long as it is held (see swap_key).
+ * Every taker of ctx->lock goes through these.
+ */
+#define pmuctx_ctx_lock_irqsave(ctx, flags)				\
+	do {								\
+		raw_spin_lock_irqsave(&(ctx)->lock, flags);		\
+		pmuctx_ctx_block_swaps(ctx);				\
+	} while (0)
+
+#define pmuctx_ctx_unlock_irqrestore(ctx, flags)			\
+	do {								\
+		pmuctx_ctx_publish_swap_key(ctx);			\
+		raw_spin_unlock_irqrestore(&(ctx)->lock, flags);	\
+	} while (0)
+
+#define pmuctx_ctx_lock_irq(ctx)					\
+	do {								\
+		raw_spin_lock_irq(&(ctx)->lock);			\
+		pmuctx_ctx_block_swaps(ctx);				\
+	} while (0)
+
+#define pmuctx_ctx_unlock_irq(ctx)					\
+	do {								\
+		pmuctx_ctx_publish_swap_key(ctx);			\
+		raw_spin_unlock_irq(&(ctx)->lock);			\
+	} while (0)
+
+/* IRQs already off (the overflow interrupt, sched_out). */
+#define pmuctx_ctx_lock(ctx)						\
+	do {								\
+		raw_spin_lock(&(ctx)->lock);				\
+		pmuctx_ctx_block_swaps(ctx);				\
+	} while (0)
+
+#define pmuctx_ctx_unlock(ctx)						\
+	do {								\
+		pmuctx_ctx_publish_swap_key(ctx);			\
+		raw_spin_unlock(&(ctx)->lock);				\
+	} while (0)
+
 /* context.c */
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
 void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
-void pmuctx_ctx_update_swap_key(struct pmuctx_context *ctx);
+void pmuctx_ctx_tally(struct pmuctx_context *ctx,
+		      const struct pmuctx_counter *c, int delta);
+bool pmuctx_counter_counts_migrations(const struct pmuctx_counter *c);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
 void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
-unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx);
 extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
 void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
@@ -350,8 +466,6 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c);
 /* link.c: the task index and notifier registration */
 extern spinlock_t pmuctx_links_lock;
 struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp);
-struct pmuctx_link *pmuctx_link_of_current(void);
-struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t);
 struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t);
 struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t);
 void pmuctx_link_put(struct pmuctx_link *link);
@@ -365,6 +479,33 @@ void pmuctx_link_queue_detach(struct pmuctx_context *ctx);
 /* sched.c */
 DECLARE_PER_CPU(struct pmuctx_context *, pmuctx_loaded_ctx);
 extern struct preempt_ops pmuctx_preempt_ops;
+
+/* Inline: sched_out looks up next's link on every switch. */
+static inline struct pmuctx_link *pmuctx_link_on_list(struct task_struct *t)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &t->preempt_notifiers, link)
+		if (pn->ops == &pmuctx_preempt_ops)
+			return container_of(pn, struct pmuctx_link, notifier);
+	return NULL;
+}
+
+/* Only the task itself changes its notifier list, so it may walk it. */
+static inline struct pmuctx_link *pmuctx_link_of_current(void)
+{
+	return pmuctx_link_on_list(current);
+}
+
+/*
+ * For a task that cannot run meanwhile (next in sched_out, a child before
+ * its first run): nobody changes its list then.
+ */
+static inline struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t)
+{
+	return pmuctx_link_on_list(t);
+}
+
 void pmuctx_sched_load_current(struct pmuctx_link *link);
 void pmuctx_ctx_unload(struct pmuctx_context *ctx);
 

@@ -4,9 +4,10 @@
  * equivalent-context swap that leaves the PMU untouched.
  *
  * sched_out(prev, next) runs under the runqueue lock with IRQs off: only
- * raw spinlocks, no allocation.  sched_in(task) runs after the runqueue
- * lock is dropped, IRQs on, preemption off: locks shared with sched_out are
- * taken irqsave.
+ * raw spinlocks, no allocation.  An equivalent swap takes no lock at all:
+ * it claims both contexts' swap keys (struct pmuctx_context).
+ * sched_in(task) runs after the runqueue lock is dropped, IRQs on,
+ * preemption off: locks shared with sched_out are taken irqsave.
  */
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -77,10 +78,10 @@ static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 
 	if (!ctx)
 		return;
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
 	if (!ctx->dead)
 		pmuctx_sched_in_locked(link, ctx, cpu);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
 /*
@@ -88,7 +89,7 @@ static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
  * running for this task already (sched_out did the rest): nothing to do,
  * and both fields are only ever written on this CPU, so no lock.
  */
-static void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
+static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 {
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
@@ -109,31 +110,38 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
  * Hand prev's loaded, running context to next and take next's (unloaded,
  * stopped) one.  The PMU keeps counting into the family, which is summed
  * at the original anyway, and the time clock runs on: the CPU goes
- * straight from prev to next.  What does change holder is re-based: prev's
- * faults and switch-out are credited, next's fault counts become the
- * snapshot and its migrations while it waited are credited, so next's
- * sched_in has nothing left to do.  O(1) whatever the number of counters:
- * contexts whose values are per task (INHERIT_STAT) never swap.  Both
- * locks held.
+ * straight from prev to next.  What does change holder is re-based (faults
+ * and migrations only if something counts them): prev's faults and
+ * switch-out are credited, next's fault counts become the snapshot and its
+ * migrations while it waited are credited, so next's sched_in has nothing
+ * left to do.  O(1)
+ * whatever the number of counters: contexts whose values are per task
+ * (INHERIT_STAT) never swap.  Both contexts claimed.
  */
 static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 			struct pmuctx_link *nlink, struct pmuctx_context *nctx,
 			struct task_struct *next)
 {
 	struct task_struct *prev = current;
-	u64 nmigr = READ_ONCE(next->se.nr_migrations);
-	u64 nmin = READ_ONCE(next->min_flt), nmaj = READ_ONCE(next->maj_flt);
+	u64 nmigr;
 
-	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
-					 ctx->snap[PMUCTX_CLK_MINFLT];
-	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
-					 ctx->snap[PMUCTX_CLK_MAJFLT];
-	ctx->snap[PMUCTX_CLK_MINFLT] = nmin;
-	ctx->snap[PMUCTX_CLK_MAJFLT] = nmaj;
+	if (ctx->nr_fault_counters) {
+		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
+						 ctx->snap[PMUCTX_CLK_MINFLT];
+		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
+						 ctx->snap[PMUCTX_CLK_MAJFLT];
+		ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
+		ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
+	}
 	ctx->clock[PMUCTX_CLK_SWITCHES]++;
-	ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr - nlink->migrations_at_out;
-	nlink->migrations_at_out = nmigr;
-	link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
+	/* Left stale otherwise: adding a migration counter refreshes it. */
+	if (ctx->nr_migration_counters) {
+		nmigr = READ_ONCE(next->se.nr_migrations);
+		ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr -
+						     nlink->migrations_at_out;
+		nlink->migrations_at_out = nmigr;
+		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
+	}
 
 	rcu_assign_pointer(link->ctx, nctx);
 	rcu_assign_pointer(nlink->ctx, ctx);
@@ -147,68 +155,79 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 }
 
 /*
- * Lock a context and, if there is one, next's: in address order, so two
- * CPUs (or a reader) locking the same pair cannot deadlock.  IRQs are off.
+ * The equivalent swap, if next holds a context equivalent to prev's:
+ * claim both keys (equal, non-zero, unclaimed) with cmpxchg, swap, and
+ * publish them again.  Never waits: a context under ctx->lock has key 0,
+ * and a claim that fails sends prev down the locked path.  Nobody else
+ * swaps either context meanwhile: prev's is loaded here and next is
+ * stopped, and only their own CPU's sched_out swaps them.
  */
-static void pmuctx_lock_pair(struct pmuctx_context *a, struct pmuctx_context *b)
-	__acquires(&a->lock) __acquires(&b->lock)
+static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
+			    struct pmuctx_context *ctx,
+			    struct task_struct *next, int cpu)
 {
-	if (!b) {
-		raw_spin_lock(&a->lock);
-		__acquire(&b->lock);
-	} else if (a < b) {
-		raw_spin_lock(&a->lock);
-		raw_spin_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
-	} else {
-		raw_spin_lock(&b->lock);
-		raw_spin_lock_nested(&a->lock, SINGLE_DEPTH_NESTING);
-	}
-}
-
-static void pmuctx_unlock_pair(struct pmuctx_context *a,
-			       struct pmuctx_context *b)
-	__releases(&a->lock) __releases(&b->lock)
-{
-	if (b)
-		raw_spin_unlock(&b->lock);
-	else
-		__release(&b->lock);
-	raw_spin_unlock(&a->lock);
-}
-
-static void pmuctx_sched_out(struct preempt_notifier *pn,
-			     struct task_struct *next)
-{
-	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
-						notifier);
-	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
-	struct pmuctx_context *nctx = NULL;
+	u64 key = READ_ONCE(ctx->swap_key), nkey;
+	struct pmuctx_context *nctx;
 	struct pmuctx_link *nlink;
-	int cpu = smp_processor_id();
 
-	if (!ctx)
-		return;
-
+	if (!key || (key & PMUCTX_SWAP_CLAIMED))
+		return false;
 	nlink = pmuctx_link_of_stopped(next);
-	if (nlink)
-		nctx = rcu_dereference_protected(nlink->ctx, 1);
-	/* Keys are rechecked under the locks; this only avoids the second. */
-	if (nctx == ctx || !nctx || !READ_ONCE(nctx->swap_key) ||
-	    READ_ONCE(nctx->swap_key) != READ_ONCE(ctx->swap_key))
-		nctx = NULL;
+	if (!nlink)
+		return false;
+	/*
+	 * Only next's own swaps change its link, and next is not running.
+	 * (nctx == ctx cannot be: then the second claim would fail.)
+	 */
+	nctx = rcu_dereference_protected(nlink->ctx, 1);
+	if (!nctx || READ_ONCE(nctx->swap_key) != key)
+		return false;
+	if (!try_cmpxchg_acquire(&ctx->swap_key, &key, key | PMUCTX_SWAP_CLAIMED))
+		return false;
+	nkey = key;
+	if (!try_cmpxchg_acquire(&nctx->swap_key, &nkey,
+				 key | PMUCTX_SWAP_CLAIMED)) {
+		smp_store_release(&ctx->swap_key, key);
+		return false;
+	}
+	/* Written only on their holders' CPUs: stable for a claimed pair. */
+	if (ctx->loaded_cpu != cpu || !ctx->clocks_running ||
+	    nctx->loaded_cpu >= 0) {
+		smp_store_release(&nctx->swap_key, key);
+		smp_store_release(&ctx->swap_key, key);
+		return false;
+	}
+	pmuctx_swap(link, ctx, nlink, nctx, next);
+	smp_store_release(&nctx->swap_key, key);
+	smp_store_release(&ctx->swap_key, key);
+	return true;
+}
 
-	pmuctx_lock_pair(ctx, nctx);
-	if (nctx && ctx->swap_key && ctx->swap_key == nctx->swap_key &&
-	    ctx->loaded_cpu == cpu && ctx->clocks_running &&
-	    nctx->loaded_cpu < 0) {
-		pmuctx_swap(link, ctx, nlink, nctx, next);
-	} else if (!ctx->dead) {
+/* Out of line, so the swap path needs no callee-saved registers. */
+static noinline void pmuctx_sched_out_unload(struct pmuctx_link *link,
+					     struct pmuctx_context *ctx)
+{
+	pmuctx_ctx_lock(ctx);
+	if (!ctx->dead) {
 		pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
 		link->migrations_at_out = READ_ONCE(current->se.nr_migrations);
 		pmuctx_ctx_unload(ctx);
 	}
-	pmuctx_unlock_pair(ctx, nctx);
+	pmuctx_ctx_unlock(ctx);
+}
+
+/* notrace: every switch of a counted task runs it (and sched_in). */
+static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
+				     struct task_struct *next)
+{
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+
+	if (!ctx || pmuctx_try_swap(link, ctx, next, smp_processor_id()))
+		return;
+	pmuctx_sched_out_unload(link, ctx);
 }
 
 struct preempt_ops pmuctx_preempt_ops = {
