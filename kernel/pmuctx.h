@@ -309,6 +309,13 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 	return c->hw_idx >= 0;
 }
 
+/*
+ * Kernels built to find bugs (lockdep, KCSAN): the hot path also checks
+ * invariants it otherwise relies on, with a warning the VM tests catch.
+ */
+#define PMUCTX_CHECK_INVARIANTS \
+	(IS_ENABLED(CONFIG_PROVE_LOCKING) || IS_ENABLED(CONFIG_KCSAN))
+
 /* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
 
@@ -339,11 +346,13 @@ static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
  */
 static inline void pmuctx_ctx_block_swaps(struct pmuctx_context *ctx)
 {
+	/* Pairs with the swap's release of its claim. */
 	u64 key = smp_load_acquire(&ctx->swap_key);
 
 	for (;;) {
 		if (key & PMUCTX_SWAP_CLAIMED) {
 			cpu_relax();
+			/* As above: see what the finished swap wrote. */
 			key = smp_load_acquire(&ctx->swap_key);
 			continue;
 		}
@@ -364,51 +373,64 @@ static inline void pmuctx_ctx_block_swaps(struct pmuctx_context *ctx)
 static inline void pmuctx_ctx_publish_swap_key(struct pmuctx_context *ctx)
 {
 	lockdep_assert_held(&ctx->lock);
+	/* Pairs with the next swap's acquiring claim. */
 	smp_store_release(&ctx->swap_key, pmuctx_ctx_swappable(ctx) ?
 			  (ctx->family ?: ctx->generation) : 0);
 }
-
 
 /*
  * ctx->lock, with swaps kept out for as long as it is held (see swap_key).
  * Every taker of ctx->lock goes through these.
  */
-#define pmuctx_ctx_lock_irqsave(ctx, flags)				\
-	do {								\
-		raw_spin_lock_irqsave(&(ctx)->lock, flags);		\
-		pmuctx_ctx_block_swaps(ctx);				\
-	} while (0)
+static inline unsigned long __pmuctx_ctx_lock_irqsave(struct pmuctx_context *ctx)
+	__acquires(&ctx->lock)
+{
+	unsigned long flags;
 
-#define pmuctx_ctx_unlock_irqrestore(ctx, flags)			\
-	do {								\
-		pmuctx_ctx_publish_swap_key(ctx);			\
-		raw_spin_unlock_irqrestore(&(ctx)->lock, flags);	\
-	} while (0)
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	pmuctx_ctx_block_swaps(ctx);
+	return flags;
+}
 
-#define pmuctx_ctx_lock_irq(ctx)					\
-	do {								\
-		raw_spin_lock_irq(&(ctx)->lock);			\
-		pmuctx_ctx_block_swaps(ctx);				\
-	} while (0)
+#define pmuctx_ctx_lock_irqsave(ctx, flags)	\
+	((flags) = __pmuctx_ctx_lock_irqsave(ctx))
 
-#define pmuctx_ctx_unlock_irq(ctx)					\
-	do {								\
-		pmuctx_ctx_publish_swap_key(ctx);			\
-		raw_spin_unlock_irq(&(ctx)->lock);			\
-	} while (0)
+static inline void pmuctx_ctx_unlock_irqrestore(struct pmuctx_context *ctx,
+						unsigned long flags)
+	__releases(&ctx->lock)
+{
+	pmuctx_ctx_publish_swap_key(ctx);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+static inline void pmuctx_ctx_lock_irq(struct pmuctx_context *ctx)
+	__acquires(&ctx->lock)
+{
+	raw_spin_lock_irq(&ctx->lock);
+	pmuctx_ctx_block_swaps(ctx);
+}
+
+static inline void pmuctx_ctx_unlock_irq(struct pmuctx_context *ctx)
+	__releases(&ctx->lock)
+{
+	pmuctx_ctx_publish_swap_key(ctx);
+	raw_spin_unlock_irq(&ctx->lock);
+}
 
 /* IRQs already off (the overflow interrupt, sched_out). */
-#define pmuctx_ctx_lock(ctx)						\
-	do {								\
-		raw_spin_lock(&(ctx)->lock);				\
-		pmuctx_ctx_block_swaps(ctx);				\
-	} while (0)
+static inline void pmuctx_ctx_lock(struct pmuctx_context *ctx)
+	__acquires(&ctx->lock)
+{
+	raw_spin_lock(&ctx->lock);
+	pmuctx_ctx_block_swaps(ctx);
+}
 
-#define pmuctx_ctx_unlock(ctx)						\
-	do {								\
-		pmuctx_ctx_publish_swap_key(ctx);			\
-		raw_spin_unlock(&(ctx)->lock);				\
-	} while (0)
+static inline void pmuctx_ctx_unlock(struct pmuctx_context *ctx)
+	__releases(&ctx->lock)
+{
+	pmuctx_ctx_publish_swap_key(ctx);
+	raw_spin_unlock(&ctx->lock);
+}
 
 /* context.c */
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);

@@ -154,6 +154,12 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 	nctx->seq++;
 }
 
+static __always_inline void pmuctx_unclaim(struct pmuctx_context *ctx, u64 key)
+{
+	/* Pairs with pmuctx_ctx_block_swaps(): a lock holder sees the swap. */
+	smp_store_release(&ctx->swap_key, key);
+}
+
 /*
  * The equivalent swap, if next holds a context equivalent to prev's:
  * claim both keys (equal, non-zero, unclaimed) with cmpxchg, swap, and
@@ -163,8 +169,8 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
  * stopped, and only their own CPU's sched_out swaps them.
  */
 static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
-			    struct pmuctx_context *ctx,
-			    struct task_struct *next, int cpu)
+					    struct pmuctx_context *ctx,
+					    struct task_struct *next)
 {
 	u64 key = READ_ONCE(ctx->swap_key), nkey;
 	struct pmuctx_context *nctx;
@@ -182,24 +188,32 @@ static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
 	nctx = rcu_dereference_protected(nlink->ctx, 1);
 	if (!nctx || READ_ONCE(nctx->swap_key) != key)
 		return false;
+	/* Acquire: the last lock holder's writes are visible to the swap. */
 	if (!try_cmpxchg_acquire(&ctx->swap_key, &key, key | PMUCTX_SWAP_CLAIMED))
 		return false;
 	nkey = key;
 	if (!try_cmpxchg_acquire(&nctx->swap_key, &nkey,
 				 key | PMUCTX_SWAP_CLAIMED)) {
-		smp_store_release(&ctx->swap_key, key);
+		pmuctx_unclaim(ctx, key);
 		return false;
 	}
-	/* Written only on their holders' CPUs: stable for a claimed pair. */
-	if (ctx->loaded_cpu != cpu || !ctx->clocks_running ||
-	    nctx->loaded_cpu >= 0) {
-		smp_store_release(&nctx->swap_key, key);
-		smp_store_release(&ctx->swap_key, key);
+	/*
+	 * A running holder's live context is loaded on its CPU with the
+	 * clocks running (only its own exit or detach unloads it, and makes
+	 * it dead: key 0), and a stopped holder's is unloaded (its sched_out
+	 * unloaded it or swapped it away).  Checked on the debug kernels.
+	 */
+	if (PMUCTX_CHECK_INVARIANTS &&
+	    WARN_ON_ONCE(ctx->loaded_cpu != smp_processor_id() ||
+			 !ctx->clocks_running ||
+			 nctx->loaded_cpu >= 0)) {
+		pmuctx_unclaim(nctx, key);
+		pmuctx_unclaim(ctx, key);
 		return false;
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
-	smp_store_release(&nctx->swap_key, key);
-	smp_store_release(&ctx->swap_key, key);
+	pmuctx_unclaim(nctx, key);
+	pmuctx_unclaim(ctx, key);
 	return true;
 }
 
@@ -225,7 +239,7 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 
-	if (!ctx || pmuctx_try_swap(link, ctx, next, smp_processor_id()))
+	if (!ctx || pmuctx_try_swap(link, ctx, next))
 		return;
 	pmuctx_sched_out_unload(link, ctx);
 }

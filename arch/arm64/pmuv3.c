@@ -79,6 +79,11 @@ static u64 pmuv3_width_mask(int idx)
 	return idx == PMU_CYCLE_IDX ? U64_MAX : U32_MAX;
 }
 
+/*
+ * Through PMSELR_EL0 + PMXEV*: three instructions per access, where the
+ * counter's own PMEVCNTR<n>_EL0 needs a switch on n to encode the register
+ * (more instructions, though no ISB: cheaper on hardware whose ISB is slow).
+ */
 static u64 pmuv3_read_counter(int idx)
 {
 	if (idx == PMU_CYCLE_IDX)
@@ -172,7 +177,8 @@ static int pmuv3_slot_alloc(struct pmuctx_context *ctx, struct pmuctx_counter *c
 	return 0;
 }
 
-static void pmuv3_start(struct pmuctx_counter *c)
+/* Program the counter's type and start value; the caller enables it. */
+static void pmuv3_program_one(struct pmuctx_counter *c)
 {
 	int idx = c->hw_idx;
 
@@ -180,9 +186,19 @@ static void pmuv3_start(struct pmuctx_counter *c)
 				       c->period_left : 0);
 	pmuv3_write_type(idx, c->hw_config);
 	pmuv3_write_counter(idx, c->hw_prev);
-	write_sysreg(BIT(idx), pmovsclr_el0);
-	write_sysreg(BIT(idx), pmintenset_el1);
-	write_sysreg(BIT(idx), pmcntenset_el0);
+}
+
+static void pmuv3_enable_mask(unsigned long mask)
+{
+	write_sysreg(mask, pmovsclr_el0);
+	write_sysreg(mask, pmintenset_el1);
+	write_sysreg(mask, pmcntenset_el0);
+}
+
+static void pmuv3_start(struct pmuctx_counter *c)
+{
+	pmuv3_program_one(c);
+	pmuv3_enable_mask(BIT(c->hw_idx));
 }
 
 /*
@@ -256,14 +272,17 @@ static void pmuv3_zero_others(unsigned long keep)
  */
 static void pmuv3_load(struct pmuctx_context *ctx)
 {
-	unsigned long used = ctx->used_mask;
+	unsigned long used = ctx->used_mask, on = 0;
 	int idx;
 
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
 	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
-		if (ctx->slots[idx])
-			pmuv3_start(ctx->slots[idx]);
+		if (ctx->slots[idx]) {
+			pmuv3_program_one(ctx->slots[idx]);
+			on |= BIT(idx);
+		}
+	pmuv3_enable_mask(on);
 	if (ctx->nr_mapped)
 		pmuv3_zero_others(used);
 	write_sysreg(ctx->nr_mapped ? PMUSERENR_ER | PMUSERENR_CR : 0,
@@ -271,17 +290,17 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 	isb();
 }
 
+/*
+ * The counts stay in the registers: EL0 may read them only while a mapped
+ * context is loaded, and loading one zeroes every register it does not
+ * program (pmuv3_zero_others()), so nobody reads what is left here.
+ */
 static void pmuv3_unload(struct pmuctx_context *ctx)
 {
-	unsigned long used = ctx->used_mask;
-	int idx;
-
 	write_sysreg(0, pmuserenr_el0);
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
 	pmuv3_fold(ctx);
-	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
-		pmuv3_write_counter(idx, 0);
 	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
 	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
 	isb();
@@ -338,7 +357,7 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 		write_sysreg(ovs, pmovsclr_el0);
 		return ovs ? IRQ_HANDLED : IRQ_NONE;
 	}
-	raw_spin_lock(&ctx->lock);
+	pmuctx_ctx_lock(ctx);
 	if (ctx->loaded_cpu == smp_processor_id()) {
 		u64 stray = ovs & ~(u64)ctx->used_mask;
 
@@ -359,7 +378,7 @@ static irqreturn_t pmuv3_handle_irq(int irq, void *dev)
 	} else {
 		write_sysreg(ovs, pmovsclr_el0);
 	}
-	raw_spin_unlock(&ctx->lock);
+	pmuctx_ctx_unlock(ctx);
 	return IRQ_HANDLED;
 }
 

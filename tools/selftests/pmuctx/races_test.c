@@ -285,7 +285,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	pid_t idle_pids[IDLE_CLONES], kid;
 	char c = 'x';
 	pthread_t th;
-	uint64_t end;
+	uint64_t start, end;
 
 	ASSERT_EQ(0, become_nobody());
 	sr->pf = shared_area(sizeof(*sr->pf));
@@ -328,8 +328,16 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	for (i = 0; i < 20; i++)
 		sched_yield();
 	sr->pf->phase = 1;
-	end = now_ns() + 2000000000ULL;
-	while (now_ns() < end) {
+	/*
+	 * At least 2 s, then until the reader has done 200 reads or resets
+	 * (a loaded debug kernel may need longer), at most 30 s.
+	 */
+	start = now_ns();
+	end = start + 2000000000ULL;
+	while (now_ns() < end ||
+	       (__atomic_load_n(sr->reset_mode ? &sr->resets : &sr->reads,
+				__ATOMIC_RELAXED) < 200 &&
+		now_ns() < start + 30000000000ULL)) {
 		sr->pf->turns_parent++;
 		if (sr->reset_mode)
 			spin_loop(5000);
