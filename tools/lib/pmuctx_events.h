@@ -182,6 +182,14 @@ typedef int (*pmuctx_value_fn)(void *ctx, const char *name, double *value,
 int pmuctx_metric_eval(const struct pmuctx_evdb *evdb, const char *metric,
 		       pmuctx_value_fn lookup, void *ctx, double *value,
 		       char *err, size_t err_len);
+/*
+ * Call fn for every name a metric needs that is not itself a metric (the
+ * events to count), through nested metrics; a name may come more than once.
+ * fn returning non-zero stops the walk with that value.
+ */
+int pmuctx_metric_names(const struct pmuctx_evdb *evdb, const char *metric,
+			int (*fn)(void *ctx, const char *name), void *ctx);
+
 /* Evaluate a free-standing expression with the same rules. */
 int pmuctx_expr_eval_string(const struct pmuctx_evdb *evdb, const char *expr,
 			    pmuctx_value_fn lookup, void *ctx, double *value,
@@ -218,6 +226,8 @@ struct pmuctx_derived_desc {
 int pmuctx_derived_load(struct pmuctx_evdb *evdb, const char *path, char *err, size_t err_len);
 int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *name, const char *text,
 			       char *err, size_t err_len);
+/* Load the built-in PAPI presets (PAPI_TOT_INS, ...) for this CPU. */
+int pmuctx_derived_load_presets(struct pmuctx_evdb *evdb, char *err, size_t err_len);
 /* Load every file of $PMUCTX_EVENT_FILE (colon separated); 0 if unset. */
 int pmuctx_derived_load_env(struct pmuctx_evdb *evdb, char *err, size_t err_len);
 

@@ -132,7 +132,9 @@ struct pmuctx_evdb *cli_evdb(struct cli *cli)
 		fprintf(stderr, "pmuctx: %s\n", err);
 		return NULL;
 	}
-	ret = pmuctx_derived_load_env(cli->evdb, err, sizeof(err));
+	ret = pmuctx_derived_load_presets(cli->evdb, err, sizeof(err));
+	if (!ret)
+		ret = pmuctx_derived_load_env(cli->evdb, err, sizeof(err));
 	for (i = 0; !ret && i < cli->n_event_files; i++)
 		ret = pmuctx_derived_load(cli->evdb, cli->event_files[i], err, sizeof(err));
 	if (ret) {

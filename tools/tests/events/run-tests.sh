@@ -53,6 +53,7 @@ jevents_fails() {	# CASE EXPECTED-MESSAGE
 run_binary test_json
 run_binary test_events
 run_binary test_derived
+run_binary test_stat
 
 
 echo "# jevents"
