@@ -34,6 +34,7 @@ struct stat_counter {
 	int explicit_mods;		/* the user chose u/k: no fallback */
 	int fd[STAT_MAX_TARGETS];
 	int open_errno;			/* why it could not be opened, 0 if open */
+	int noted;			/* the reason was printed */
 	enum stat_status status;
 	/* this run (or interval) */
 	uint64_t value, enabled, running;

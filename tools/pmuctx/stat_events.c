@@ -370,10 +370,12 @@ static enum stat_status status_of(int err)
 	}
 }
 
-static void note_failure(struct stat *st, struct stat_counter *c, int err)
+/* Why, on stderr, once per event however many runs (-r) refuse it. */
+static void note_failure(struct stat_counter *c, int err)
 {
+	if (c->noted++)
+		return;
 	fprintf(stderr, "pmuctx: %s (%s): %s\n", c->name, c->info.fstr, pmuctx_open_strerror(err));
-	(void)st;
 }
 
 /*
@@ -407,8 +409,9 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 		if (leader && leader->open_errno) {
 			c->open_errno = leader->open_errno;
 			c->status = STAT_NOT_COUNTED;
-			fprintf(stderr, "pmuctx: %s: not counted: its group leader %s could not be opened\n",
-				c->name, leader->name);
+			if (!c->noted++)
+				fprintf(stderr, "pmuctx: %s: not counted: its group leader %s could not be opened\n",
+					c->name, leader->name);
 			continue;
 		}
 		for (t = 0; t < n_targets; t++) {
@@ -425,7 +428,7 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 			if (c->fd[t] < 0) {
 				c->open_errno = errno;
 				c->status = status_of(errno);
-				note_failure(st, c, errno);
+				note_failure(c, errno);
 				while (t-- > 0) {
 					close(c->fd[t]);
 					c->fd[t] = -1;
@@ -499,6 +502,7 @@ static double counter_value(const struct stat_counter *c, int interval)
 struct eval_ctx {
 	struct stat *st;
 	int interval;
+	enum stat_status missing;	/* why a needed event has no value */
 };
 
 static int metric_lookup(void *ctx, const char *name, double *value, char *err, size_t err_len)
@@ -524,7 +528,9 @@ static int metric_lookup(void *ctx, const char *name, double *value, char *err, 
 	}
 	i = find_counter(ec->st, info.fstr);
 	if (i < 0 || ec->st->c[i].status != STAT_COUNTED) {
-		snprintf(err, err_len, "%s was not counted", name);
+		ec->missing = i < 0 ? STAT_NOT_SUPPORTED : ec->st->c[i].status;
+		snprintf(err, err_len, "needs %s: %s", name, ec->missing == STAT_NOT_SUPPORTED ?
+			 "not supported" : "not counted");
 		return -PMUCTX_EV_EUNKNOWN_NAME;
 	}
 	*value = counter_value(&ec->st->c[i], ec->interval);
@@ -576,7 +582,7 @@ static void compute_derived(struct stat *st, struct stat_item *it, int interval)
 
 void stat_compute_items(struct stat *st, int interval)
 {
-	struct eval_ctx ec = { st, interval };
+	struct eval_ctx ec = { st, interval, STAT_NOT_SUPPORTED };
 	int i;
 
 	for (i = 0; i < st->n_items; i++) {
@@ -585,6 +591,8 @@ void stat_compute_items(struct stat *st, int interval)
 		it->why[0] = 0;
 		switch (it->kind) {
 		case ITEM_COUNTER:
+			/* the counter's name: ":u" appended when it fell back to user mode */
+			snprintf(it->name, sizeof(it->name), "%s", st->c[it->counter].name);
 			it->status = st->c[it->counter].status;
 			it->value = counter_value(&st->c[it->counter], interval);
 			break;
@@ -593,10 +601,10 @@ void stat_compute_items(struct stat *st, int interval)
 			break;
 		case ITEM_METRIC:
 			it->status = STAT_COUNTED;
+			ec.missing = STAT_NOT_SUPPORTED;
 			if (pmuctx_metric_eval(st->evdb, it->name, metric_lookup, &ec, &it->value,
 					       it->why, sizeof(it->why)))
-				it->status = strstr(it->why, "not counted") ? STAT_NOT_COUNTED :
-					     STAT_NOT_SUPPORTED;
+				it->status = ec.missing;
 			break;
 		}
 	}

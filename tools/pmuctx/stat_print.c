@@ -161,8 +161,10 @@ static void format_value(const struct stat *st, const struct stat_item *it, char
 	} else if (it->kind == ITEM_METRIC) {
 		snprintf(buf, len, "%.2f", v);
 		*unit = it->unit;
-	} else if (v >= 0 && v < 1.8e19 && v == floor(v)) {
-		stat_group_digits(buf, len, (uint64_t)v, grouped ? thousands_sep() : "");
+	} else if (v >= 0 && v < 1.8e19 && (it->kind == ITEM_COUNTER || v == floor(v) ||
+					      st->o.repeat > 1)) {
+		/* counts (and their means over -r runs) are whole numbers, as in perf */
+		stat_group_digits(buf, len, (uint64_t)llround(v), grouped ? thousands_sep() : "");
 	} else {
 		snprintf(buf, len, "%.2f", v);
 	}
