@@ -343,13 +343,15 @@ static void print_task_line(struct stat *st, const char *task, uint64_t value, c
 }
 
 /*
- * --per-task: the process-tree read of each counter (on the first target):
- * the target itself, every live task holding a clone, and the exited ones
- * folded together (their clones are gone, only the sum is left).
+ * --per-task: the process-tree read of each counter (on the first target).
+ * The target's own instance is either a live entry or, once it exited,
+ * part of the exited sum: take it out of there, so each task shows once
+ * and the exited children are folded together (their clones are gone).
  */
 void stat_print_per_task(struct stat *st)
 {
-	struct pmuctx_tree_entry ents[256];
+	static struct pmuctx_tree_entry ents[1024];
+	pid_t target = st->child ? st->child : st->o.targets[0];
 	int i;
 
 	if (st->o.format == FMT_STD)
@@ -357,7 +359,8 @@ void stat_print_per_task(struct stat *st)
 	for (i = 0; i < st->n_counters; i++) {
 		struct stat_counter *c = &st->c[i];
 		struct pmuctx_tree_read tr;
-		uint32_t nr = 256, e;
+		uint32_t nr = 1024, e;
+		int target_live = 0;
 		char task[64];
 
 		if (c->open_errno || c->fd[0] < 0)
@@ -366,15 +369,25 @@ void stat_print_per_task(struct stat *st)
 			fprintf(stderr, "pmuctx: per-task read of %s: %s\n", c->name, strerror(errno));
 			continue;
 		}
-		snprintf(task, sizeof(task), "%s %d", st->child ? "command" : "task",
-			 (int)(st->child ? st->child : st->o.targets[0]));
+		if (nr > 1024)
+			nr = 1024;	/* more live tasks than we show */
+		for (e = 0; e < nr; e++)
+			target_live |= ents[e].tid == (uint32_t)target;
+		snprintf(task, sizeof(task), "%s %d%s", st->child ? "command" : "task", (int)target,
+			 target_live ? "" : " (exited)");
 		print_task_line(st, task, tr.own_value, c->name);
-		for (e = 0; e < nr && e < 256; e++) {
+		for (e = 0; e < nr; e++) {
+			if (ents[e].tid == (uint32_t)target)
+				continue;
 			snprintf(task, sizeof(task), "tid %u", ents[e].tid);
 			print_task_line(st, task, ents[e].value, c->name);
 		}
+		if (!target_live && tr.exited_tasks) {
+			tr.exited_tasks--;
+			tr.exited_value -= tr.own_value;
+		}
 		if (tr.exited_tasks) {
-			snprintf(task, sizeof(task), "exited (%llu tasks)",
+			snprintf(task, sizeof(task), "exited children (%llu)",
 				 (unsigned long long)tr.exited_tasks);
 			print_task_line(st, task, tr.exited_value, c->name);
 		}

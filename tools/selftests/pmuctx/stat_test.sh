@@ -93,9 +93,17 @@ check "-I timestamps increase" \
 
 # ---- --per-task: the process-tree read ----
 $P stat -e task-clock --per-task -x, -o "$T/pt" -- sh -c 'sleep 0.1 & sleep 0.1 & wait' 2> "$T/err"
-check "--per-task: the command's own count" "grep -q '^command [0-9]*,[0-9]*,task-clock\$' '$T/pt'"
-check "--per-task: its exited children folded together" \
-	"grep -q '^exited ([2-9] tasks),[1-9][0-9]*,task-clock\$' '$T/pt'"
+check "--per-task: the command's own count" "grep -q '^command [0-9]* (exited),[1-9][0-9]*,task-clock\$' '$T/pt'"
+check "--per-task: its two exited children folded together" \
+	"grep -q '^exited children (2),[1-9][0-9]*,task-clock\$' '$T/pt'"
+own=$(sed -n 's/^command [0-9]* (exited),\([0-9]*\),.*/\1/p' "$T/pt")
+kids=$(sed -n 's/^exited children (2),\([0-9]*\),.*/\1/p' "$T/pt")
+total=$(awk -F, '$3 == "task-clock" && $2 == "msec" { sub(/\./, "", $1); print $1 + 0 }' "$T/pt")
+check "--per-task parts add up to the total ($own + $kids ns = $total x 10 us)" \
+	"[ -n '$own' ] && [ -n '$kids' ] && [ -n '$total' ] && d=\$(( ($own + $kids) / 10000 - $total )) && [ \$d -ge -1 ] && [ \$d -le 1 ]"
+# while the children live: one line per task, with -I
+$P stat -e task-clock --per-task -I 200 -x, -o "$T/pt3" -- sh -c 'sleep 0.5 & sleep 0.5 & wait' 2>/dev/null
+check "--per-task with -I: live children by tid" "[ \$(grep -c '^tid [0-9]*,[0-9]*,task-clock\$' '$T/pt3') -ge 2 ]"
 
 # ---- -p: attach to a running process for the length of a command ----
 sh -c 'while :; do :; done' &
