@@ -29,9 +29,10 @@ struct command {
  * tools/Makefile and add a line here.
  */
 static const struct command commands[] = {
-	{ "list", cmd_list, "list [--json] [PATTERN] | list --details EVENT" },
+	{ "list", cmd_list, "list [--json] [--all] [PATTERN] | list --details EVENT | list --skipped" },
 	{ "check", cmd_check, "check EVENT..." },
-	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT]...]... [--no-inherit] [--] COMMAND [ARGS]" },
+	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT|{EVENT,...}]...]... [-M METRIC] [-r N] [-I MS]\n"
+			    "              [-x SEP | --json] [-o FILE] [--per-task] [-p PID | -t TID] [--] [COMMAND]" },
 	{ "info", cmd_info, "info" },
 };
 
@@ -199,6 +200,10 @@ int main(int argc, char **argv)
 		if (argi + 1 < argc && (!strcmp(argv[argi + 1], "--help") ||
 					!strcmp(argv[argi + 1], "-h")))
 			return help(2, argv + argi - 1);
+		if (argi + 1 < argc && !strcmp(argv[argi + 1], "--version")) {
+			print_version();
+			return 0;
+		}
 		ret = cmd->run(&cli, argc - argi, argv + argi);
 		pmuctx_evdb_close(cli.evdb);
 		return ret;

@@ -124,6 +124,16 @@ if [ -d "$UPSTREAM_ARCH" ]; then
 	fi
 fi
 
+# stat on the host: no module needed for these answers
+case $(uname -m) in aarch64) OTHER=GenuineIntel-6-55-4 ;; *) OTHER=arm64:0x410fd0c0 ;; esac
+check "stat --cpu of another CPU is refused, status 2" sh -c "'$P' --cpu $OTHER stat -e task-clock -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q 'is not this CPU' $OUT/cli.err && grep -q 'would count other events here' $OUT/cli.err"
+check "stat: typo in -e gets a suggestion, status 2" sh -c "'$P' stat -e task-clok -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q \"did you mean 'task-clock'\" $OUT/cli.err"
+check "stat: bad -r is a usage error" sh -c "'$P' stat -r x -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q 'positive number of runs: x' $OUT/cli.err"
+if [ ! -e /dev/pmuctx ]; then
+	check "stat without the module says so, status 1" sh -c "'$P' stat -e task-clock -- true 2> $OUT/cli.err; [ \$? -eq 1 ] && grep -q '/dev/pmuctx does not exist: is the pmuctx module loaded' $OUT/cli.err"
+fi
+check "pmuctx stat --version" sh -c "'$P' stat --version | grep -q '^pmuctx '"
+
 echo "# papi_events.csv via the CLI"
 if [ -r "$PAPI_EVENTS_CSV" ]; then
 	check "pmuctx loads $PAPI_EVENTS_CSV" sh -c "'$P' --cpu GenuineIntel-6-55-4 --event-file '$PAPI_EVENTS_CSV' list PAPI_BR | grep -q PAPI_BR_MSP"
