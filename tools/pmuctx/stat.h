@@ -82,6 +82,7 @@ struct stat {
 	int n_items;
 	int noted_user_only;
 	pid_t child;			/* the command we run, 0 when only attached */
+	double last_interval_ts;	/* -I: where the previous interval ended */
 	int cmd_argc;			/* the command, for the header */
 	char **cmd_argv;
 	/* this run */

@@ -186,13 +186,19 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void run_times(const struct stat *st, const struct stat_item *it, uint64_t *runtime,
-		      double *pct)
+/* Time the counter ran, and which part of its enabled time; per interval with -I. */
+static void run_times(const struct stat *st, const struct stat_item *it, int interval,
+		      uint64_t *runtime, double *pct)
 {
 	const struct stat_counter *c = item_counter(st, it);
+	uint64_t run = c ? c->running : 0, ena = c ? c->enabled : 0;
 
-	*runtime = c ? c->running : 0;
-	*pct = c && c->enabled ? 100.0 * c->running / c->enabled : it->status == STAT_COUNTED ? 100.0 : 0;
+	if (c && interval) {
+		run -= c->prev_running;
+		ena -= c->prev_enabled;
+	}
+	*runtime = run;
+	*pct = ena ? 100.0 * run / ena : it->status == STAT_COUNTED ? 100.0 : 0;
 }
 
 static void print_std(struct stat *st, const struct stat_item *it, double ts, double interval_s)
@@ -226,7 +232,7 @@ static void print_csv(struct stat *st, const struct stat_item *it, double ts, do
 	double pct, m;
 
 	format_value(st, it, val, sizeof(val), &unit, 0);
-	run_times(st, it, &runtime, &pct);
+	run_times(st, it, ts >= 0, &runtime, &pct);
 	if (shadow_metric(st, it, interval_s, &m, &munit))
 		snprintf(metric, sizeof(metric), "%.3f", m);
 	if (ts >= 0)
@@ -247,7 +253,7 @@ static void print_json(struct stat *st, const struct stat_item *it, double ts, d
 	double pct, m;
 
 	format_value(st, it, val, sizeof(val), &unit, 0);
-	run_times(st, it, &runtime, &pct);
+	run_times(st, it, ts >= 0, &runtime, &pct);
 	fputc('{', f);
 	if (ts >= 0)
 		fprintf(f, "\"interval\" : %.9f, ", ts);
@@ -299,10 +305,13 @@ void stat_print_header(struct stat *st)
 /* @ts < 0: the totals; else the interval ending @ts seconds after the start. */
 void stat_print_items(struct stat *st, double ts, int final)
 {
-	double interval_s = ts >= 0 ? st->o.interval_ms / 1000.0 : 0;
+	/* the last interval of a run ends with the command: it is shorter */
+	double interval_s = ts >= 0 ? ts - st->last_interval_ts : 0;
 	int i;
 
 	(void)final;
+	if (ts >= 0)
+		st->last_interval_ts = ts;
 	for (i = 0; i < st->n_items; i++) {
 		switch (st->o.format) {
 		case FMT_STD:

@@ -88,6 +88,9 @@ check "--json marks $BR <not supported>" \
 $P stat -e task-clock,context-switches -I 100 -x, -o "$T/int" -- sleep 0.5 2> "$T/err"
 lines=$(grep -c ',task-clock,' "$T/int")
 check "-I 100 over 0.5 s prints 4 to 7 task-clock intervals ($lines)" "[ $lines -ge 4 ] && [ $lines -le 7 ]"
+$P stat -e task-clock -I 100 -x, -o "$T/int2" -- sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done' 2>/dev/null
+check "-I: run time and CPUs utilized are per interval (one busy task: <= 100 ms, <= 1.1 CPUs)" \
+	"awk -F, '\$4 == \"task-clock\" { n++; if (\$5 > 110000000 || \$7 > 1.1) bad = 1 } END { exit bad || !n }' '$T/int2'"
 check "-I timestamps increase" \
 	"awk -F, '\$4 == \"task-clock\" { if (\$1 <= last) bad = 1; last = \$1 } END { exit bad }' '$T/int'"
 
