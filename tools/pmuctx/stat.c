@@ -158,11 +158,17 @@ static int wait_run(struct stat *st, pid_t pid, pid_t *targets, int n_targets, d
 		    int *status, struct rusage *ru)
 {
 	double next = t0 + st->o.interval_ms / 1000.0;
-	int watch_fd = -1, i;
+	static struct pollfd pfd[STAT_MAX_TARGETS];
+	int watch = -1, gone = 0, i;
 
-	for (i = 0; i < st->n_counters && watch_fd < 0; i++)
+	/* one open counter per target tells when that target (and its clones) is gone */
+	for (i = 0; i < st->n_counters && watch < 0; i++)
 		if (!st->c[i].open_errno)
-			watch_fd = st->c[i].fd[0];
+			watch = i;
+	for (i = 0; watch >= 0 && i < n_targets; i++) {
+		pfd[i].fd = st->c[watch].fd[i];
+		pfd[i].events = 0;	/* POLLHUP is always reported */
+	}
 	for (;;) {
 		double now = now_seconds();
 		int timeout = -1;
@@ -195,19 +201,22 @@ static int wait_run(struct stat *st, pid_t pid, pid_t *targets, int n_targets, d
 		}
 		if (pid > 0) {
 			poll(NULL, 0, timeout);
-		} else {
-			struct pollfd pfd = { .fd = watch_fd, .events = POLLIN };
-
-			/* POLLHUP: every target and every clone has exited */
-			if (watch_fd < 0) {
-				for (i = 0; i < n_targets && kill(targets[i], 0); i++)
-					;
-				if (i == n_targets)
-					return 0;
-				poll(NULL, 0, timeout < 0 || timeout > 100 ? 100 : timeout);
-			} else if (poll(&pfd, 1, timeout) > 0 && (pfd.revents & POLLHUP)) {
+		} else if (watch < 0) {
+			/* nothing opened: poll the tasks themselves */
+			for (i = 0; i < n_targets && kill(targets[i], 0); i++)
+				;
+			if (i == n_targets)
 				return 0;
-			}
+			poll(NULL, 0, timeout < 0 || timeout > 100 ? 100 : timeout);
+		} else if (poll(pfd, n_targets, timeout) > 0) {
+			/* POLLHUP: the target and every clone of its counter have exited */
+			for (i = 0; i < n_targets; i++)
+				if (pfd[i].fd >= 0 && (pfd[i].revents & POLLHUP)) {
+					pfd[i].fd = -1;	/* poll() skips it from now on */
+					gone++;
+				}
+			if (gone == n_targets)
+				return 0;
 		}
 	}
 }

@@ -116,6 +116,14 @@ ms=$(field "$T/p" task-clock 1)
 kill $spin; wait $spin 2>/dev/null
 check "-p PID -- sleep 0.3 counts the spinning process (${ms} ms)" \
 	"[ \"\${ms%%.*}\" -ge 100 ] 2>/dev/null"
+# without a command: until every thread of the process is gone
+sh -c 'sleep 0.3 & sleep 0.6; wait' &
+two=$!
+$P stat -e context-switches -x, -o "$T/p3" -p $two 2> "$T/err"
+rc=$?
+check "-p PID without a command ends when the process does (status $rc)" \
+	"[ $rc -eq 0 ] && grep -q ',context-switches,' '$T/p3'"
+wait $two 2>/dev/null
 check "-p without a command and with a dead pid: precise error" \
 	"! $P stat -p 999999 2> '$T/err' && grep -q 'no process 999999' '$T/err'"
 
