@@ -414,11 +414,13 @@ void stat_print_footer(struct stat *st)
 		return;
 	for (i = 0; i < st->n_counters; i++) {
 		struct pmuctx_ctx_stats cs;
+		unsigned long long tasks;
 
 		if (st->c[i].open_errno || st->c[i].fd[0] < 0 || pmuctx_counter_stats(st->c[i].fd[0], &cs))
 			continue;
-		fprintf(f, "\n %llu tasks counted; contexts: %llu full loads, %llu equivalent swaps\n",
-			(unsigned long long)(cs.live_tasks + cs.exited_tasks),
+		tasks = cs.live_tasks + cs.exited_tasks;
+		fprintf(f, "\n %llu task%s counted; contexts: %llu full loads, %llu equivalent swaps\n",
+			tasks, tasks == 1 ? "" : "s",
 			(unsigned long long)cs.tree_loads, (unsigned long long)cs.tree_swaps);
 		if (cs.inherit_failed)
 			fprintf(f, " %llu clones could not be allocated: their counts are missing\n",
