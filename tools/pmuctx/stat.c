@@ -279,6 +279,7 @@ static int one_run(struct stat *st, char **cmd, int last)
 		return -1;
 	}
 	t0 = now_seconds();
+	st->last_interval_ts = 0;	/* -I with -r: every run's intervals start at 0 */
 	if (st->o.n_targets && cmd && *cmd) {
 		/* attached: the command only sets how long to count */
 		pid = start_command(cmd, &go);
@@ -429,8 +430,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 		return stat_usage("no command to run (or -p/-t to attach to)", NULL);
 	if (st.o.format == FMT_JSON && st.o.sep)
 		return stat_usage("-x and --json cannot be combined", NULL);
-	if (st.o.repeat > 1 && (st.o.interval_ms || st.o.n_targets))
-		return stat_usage("-r cannot be combined with -I, -p or -t", NULL);
+	if (st.o.repeat > 1 && st.o.n_targets)
+		return stat_usage("-r repeats a command: it cannot be combined with -p or -t", NULL);
 
 	st.evdb = cli_evdb(cli);
 	if (!st.evdb)

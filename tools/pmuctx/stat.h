@@ -83,6 +83,7 @@ struct stat {
 	int noted_user_only;
 	pid_t child;			/* the command we run, 0 when only attached */
 	double last_interval_ts;	/* -I: where the previous interval ended */
+	int printing_interval;		/* the lines being printed are one interval's */
 	int cmd_argc;			/* the command, for the header */
 	char **cmd_argv;
 	/* this run */

@@ -69,9 +69,15 @@ static int is_instructions(const struct stat_counter *c)
 	return c->info.name && !strcasecmp(c->info.name, "INST_RETIRED");
 }
 
+/* Totals over -r runs are means; an interval is its own value. */
+static int over_runs(const struct stat *st)
+{
+	return st->o.repeat > 1 && !st->printing_interval;
+}
+
 static double item_mean(const struct stat *st, const struct stat_item *it)
 {
-	return st->o.repeat > 1 && it->runs ? it->sum / it->runs : it->value;
+	return over_runs(st) && it->runs ? it->sum / it->runs : it->value;
 }
 
 /* Relative standard error of the mean over the runs, as perf prints it. */
@@ -106,7 +112,7 @@ static int shadow_metric(const struct stat *st, const struct stat_item *it, doub
 	const struct stat_item *clock = find_item(st, is_task_clock);
 	const struct stat_item *cycles = find_item(st, is_cycles);
 	double v = item_mean(st, it), secs = interval_s > 0 ? interval_s :
-		   st->o.repeat > 1 && st->runs ? st->sum_elapsed / st->runs : st->elapsed;
+		   over_runs(st) && st->runs ? st->sum_elapsed / st->runs : st->elapsed;
 	double clock_ns = clock ? item_mean(st, clock) : 0;
 
 	if (it->status != STAT_COUNTED || !c)
@@ -162,7 +168,7 @@ static void format_value(const struct stat *st, const struct stat_item *it, char
 		snprintf(buf, len, "%.2f", v);
 		*unit = it->unit;
 	} else if (v >= 0 && v < 1.8e19 && (it->kind == ITEM_COUNTER || v == floor(v) ||
-					      st->o.repeat > 1)) {
+					      over_runs(st))) {
 		/* counts (and their means over -r runs) are whole numbers, as in perf */
 		stat_group_digits(buf, len, (uint64_t)llround(v), grouped ? thousands_sep() : "");
 	} else {
@@ -216,9 +222,9 @@ static void print_std(struct stat *st, const struct stat_item *it, double ts, do
 		fprintf(f, " # %8.3f %-20s", m, munit);
 	else if (it->status != STAT_COUNTED && it->why[0])
 		fprintf(f, " # %s", it->why);
-	else if (st->o.repeat > 1)
+	else if (over_runs(st))
 		fprintf(f, "   %8s %-20s", "", "");
-	if (st->o.repeat > 1 && it->status == STAT_COUNTED)
+	if (over_runs(st) && it->status == STAT_COUNTED)
 		fprintf(f, "  ( +- %5.2f%% )", item_rel_stddev(it));
 	fputc('\n', f);
 }
@@ -238,7 +244,7 @@ static void print_csv(struct stat *st, const struct stat_item *it, double ts, do
 	if (ts >= 0)
 		fprintf(f, "%.9f%s", ts, sep);
 	fprintf(f, "%s%s%s%s%s", val, sep, unit, sep, it->name);
-	if (st->o.repeat > 1)
+	if (over_runs(st))
 		fprintf(f, "%s%.2f%%", sep, item_rel_stddev(it));
 	fprintf(f, "%s%llu%s%.2f%s%s%s%s\n", sep, (unsigned long long)runtime, sep, pct, sep,
 		metric, sep, munit);
@@ -263,7 +269,7 @@ static void print_json(struct stat *st, const struct stat_item *it, double ts, d
 	json_string(f, unit);
 	fprintf(f, ", \"event\" : ");
 	json_string(f, it->name);
-	if (st->o.repeat > 1)
+	if (over_runs(st))
 		fprintf(f, ", \"variance\" : %.2f", item_rel_stddev(it));
 	fprintf(f, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f",
 		(unsigned long long)runtime, pct);
@@ -310,6 +316,7 @@ void stat_print_items(struct stat *st, double ts, int final)
 	int i;
 
 	(void)final;
+	st->printing_interval = ts >= 0;
 	if (ts >= 0)
 		st->last_interval_ts = ts;
 	for (i = 0; i < st->n_items; i++) {

@@ -91,6 +91,10 @@ check "-I 100 over 0.5 s prints 4 to 7 task-clock intervals ($lines)" "[ $lines 
 $P stat -e task-clock -I 100 -x, -o "$T/int2" -- sh -c 'i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done' 2>/dev/null
 check "-I: run time and CPUs utilized are per interval (one busy task: <= 100 ms, <= 1.1 CPUs)" \
 	"awk -F, '\$4 == \"task-clock\" { n++; if (\$5 > 110000000 || \$7 > 1.1) bad = 1 } END { exit bad || !n }' '$T/int2'"
+$P stat -e task-clock -r 3 -I 100 -x, -o "$T/int3" -- sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done' 2>/dev/null
+check "-r 3 -I 100: every run's intervals start again, each value its own interval's" \
+	"[ \$(grep -c '^0\.100000000,.*,task-clock,' '$T/int3') -eq 3 ] &&
+	 awk -F, '\$4 == \"task-clock\" { d = \$2 * 1000000 - \$5; if (d > 1000000 || d < -1000000) bad = 1 } END { exit bad }' '$T/int3'"
 check "-I timestamps increase" \
 	"awk -F, '\$4 == \"task-clock\" { if (\$1 <= last) bad = 1; last = \$1 } END { exit bad }' '$T/int'"
 
