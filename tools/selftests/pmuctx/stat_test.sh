@@ -120,6 +120,12 @@ ms=$(field "$T/p" task-clock 1)
 kill $spin; wait $spin 2>/dev/null
 check "-p PID -- sleep 0.3 counts the spinning process (${ms} ms)" \
 	"[ \"\${ms%%.*}\" -ge 100 ] 2>/dev/null"
+sh -c 'while :; do :; done' &
+spin=$!
+$P stat -e task-clock -x, -o "$T/t" -t $spin sleep 0.2 2> "$T/err"
+ms=$(field "$T/t" task-clock 1)
+kill $spin; wait $spin 2>/dev/null
+check "-t TID sleep 0.2 (no --) counts that task (${ms} ms)" "[ \"\${ms%%.*}\" -ge 50 ] 2>/dev/null"
 # without a command: until every thread of the process is gone
 sh -c 'sleep 0.3 & sleep 0.6; wait' &
 two=$!

@@ -90,6 +90,12 @@ static void test_events(void)
 	   "-M ipc adds a metric (%s)", err);
 	ok(stat_add_metrics(&st, "ipcc", 0, err, sizeof(err)) && strstr(err, "did you mean 'ipc'"),
 	   "unknown metric suggests: %s", err);
+	i = st.n_items;
+	ok(!stat_add_metrics(&st, "Summary", 1, err, sizeof(err)) && st.n_items == i + 2 &&
+	   !strcmp(st.it[i].name, "ipc") && !strcmp(st.it[i + 1].name, "cpi"),
+	   "--metric-group Summary adds ipc and cpi (%s)", err);
+	ok(stat_add_metrics(&st, "NoSuchGroup", 1, err, sizeof(err)) && strstr(err, "no metric in group 'NoSuchGroup'"),
+	   "unknown metric group: %s", err);
 	ok(stat_parse_events(&st, "cylces", err, sizeof(err)) && strstr(err, "did you mean 'cycles'"),
 	   "unknown event suggests: %s", err);
 	ok(stat_parse_events(&st, "task-clock:u", err, sizeof(err)) &&
