@@ -47,7 +47,7 @@ static const struct generic_event generic_events[] = {
 	{ "stalled-cycles-backend", "x86", "AuthenticAMD", -1, { "r0187" } },
 };
 
-#define N_GENERIC (int)(sizeof(generic_events) / sizeof(generic_events[0]))
+#define N_GENERIC ((int)(sizeof(generic_events) / sizeof(generic_events[0])))
 
 static int generic_applies(const struct pmuctx_evdb *evdb, const struct generic_event *g)
 {

@@ -77,7 +77,7 @@ int pmuctx_evdb_suggest(const struct pmuctx_evdb *evdb, const char *name, char *
 	struct suggestion s = { .buf = buf, .len = len };
 	const char *sep = strstr(name, "::"), *gname, *means;
 	int i, n;
-	unsigned u;
+	unsigned int u;
 
 	if (sep)
 		name = sep + 2;

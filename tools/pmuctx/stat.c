@@ -45,6 +45,7 @@ static double now_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* set by the SIGINT handler: volatile sig_atomic_t is what C allows there */
 static volatile sig_atomic_t stop_requested;
 
 static void on_sigint(int sig)
@@ -379,7 +380,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 		} else if (!strcmp(a, "--json") || !strcmp(a, "-j")) {
 			st.o.format = FMT_JSON;
 		} else if (is_opt(a, "-e", "--event")) {
-			if (!(v = opt_value(argc, argv, &argi, "-e", "--event")))
+			v = opt_value(argc, argv, &argi, "-e", "--event");
+			if (!v)
 				return stat_usage("-e needs an event list", NULL);
 			if (n_events == 32)
 				return stat_usage("too many -e options", NULL);
@@ -410,7 +412,8 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 			st.o.format = FMT_CSV;
 			st.o.sep = v;
 		} else if (is_opt(a, "-o", "--output")) {
-			if (!(output = opt_value(argc, argv, &argi, "-o", "--output")))
+			output = opt_value(argc, argv, &argi, "-o", "--output");
+			if (!output)
 				return stat_usage("-o needs a file name", NULL);
 		} else if (is_opt(a, "-p", "--pid") || is_opt(a, "-t", "--tid")) {
 			int process = is_opt(a, "-p", "--pid");
