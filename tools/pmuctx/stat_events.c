@@ -77,6 +77,23 @@ static int find_counter(struct stat *st, const char *fstr)
 	return -1;
 }
 
+/* Did the user choose privilege levels ("EVENT:k", "pmu/.../u"), not just "pmu::EVENT"? */
+static int typed_modifiers(const char *name)
+{
+	const char *slash = strrchr(name, '/'), *p;
+
+	if (slash)
+		return slash[1] != 0;
+	for (p = strchr(name, ':'); p; p = strchr(p + 1, ':')) {
+		if (p[1] == ':') {
+			p++;
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 static int new_counter(struct stat *st, const char *name, const struct pmuctx_event_info *info,
 		       int leader, char *err, size_t err_len)
 {
@@ -92,7 +109,7 @@ static int new_counter(struct stat *st, const char *name, const struct pmuctx_ev
 	c->info = *info;
 	c->group_leader = leader;
 	/* "EVENT:u", "pmu/.../k": the user chose the privilege levels */
-	c->explicit_mods = strchr(name, ':') || strchr(name, '/');
+	c->explicit_mods = typed_modifiers(name);
 	return st->n_counters++;
 }
 
@@ -144,9 +161,12 @@ static int add_derived(struct stat *st, const char *name, int didx, char *err, s
 	for (i = 0; i < n; i++) {
 		const struct pmuctx_event_info *info = pmuctx_evdb_native(st->evdb, natives[i]);
 
-		if (find_counter(st, info->fstr) < 0 &&
-		    new_counter(st, info->fstr, info, -1, err, err_len) < 0)
+		if (find_counter(st, info->fstr) >= 0)
+			continue;
+		if (new_counter(st, info->fstr, info, -1, err, err_len) < 0)
 			return -1;
+		/* a base event counting the kernel may fall back like a typed one */
+		st->c[st->n_counters - 1].explicit_mods = 0;
 	}
 	item = new_item(st, ITEM_DERIVED, name, err, err_len);
 	if (item < 0)

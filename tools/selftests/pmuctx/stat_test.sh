@@ -178,10 +178,15 @@ if [ $hw = 1 ] && busybox su --help 2>&1 | grep -q Usage &&
    grep -q '^[0N]$' /sys/module/pmuctx/parameters/allow_kernel 2>/dev/null; then
 	mode=$(stat -c %a /dev/pmuctx)
 	chmod 666 /dev/pmuctx
-	busybox su -s /bin/sh pmuctxstat -c "$(command -v $P) stat -e cycles -x, -- true" > /dev/null 2> "$T/err"
+	busybox su -s /bin/sh pmuctxstat -c "$(command -v $P) stat -e cycles,armv8_pmuv3::CPU_CYCLES -x, -- true" > /dev/null 2> "$T/err"
+	busybox su -s /bin/sh pmuctxstat -c "$(command -v $P) stat -e PAPI_TOT_CYC,CPU_CYCLES:k -x, -- true" > /dev/null 2> "$T/err2"
 	chmod "$mode" /dev/pmuctx
-	check "non-root: one note, then cycles:u counts" \
-		"[ \$(grep -c 'note: counting user mode only' '$T/err') -eq 1 ] && grep -q '^[0-9]*,,cycles:u,' '$T/err'"
+	check "non-root: one note, then cycles:u and pmu::EVENT:u count" \
+		"[ \$(grep -c 'note: counting user mode only' '$T/err') -eq 1 ] && grep -q '^[0-9]*,,cycles:u,' '$T/err' &&
+		 grep -q '^[0-9]*,,armv8_pmuv3::CPU_CYCLES:u,' '$T/err'"
+	check "non-root: a PAPI preset falls back too; an explicit :k does not" \
+		"grep -q '^[0-9]*,,PAPI_TOT_CYC,' '$T/err2' && grep -q '^<not supported>,,CPU_CYCLES:k,' '$T/err2' &&
+		 grep -q 'counting kernel mode needs CAP_PERFMON' '$T/err2'"
 else
 	skip "user-only fallback needs arm64, busybox su and allow_kernel=0"
 fi

@@ -96,6 +96,10 @@ static void test_events(void)
 	   "--metric-group Summary adds ipc and cpi (%s)", err);
 	ok(stat_add_metrics(&st, "NoSuchGroup", 1, err, sizeof(err)) && strstr(err, "no metric in group 'NoSuchGroup'"),
 	   "unknown metric group: %s", err);
+	i = st.n_counters;
+	ok(!stat_parse_events(&st, "armv8_pmuv3::CPU_CYCLES,CPU_CYCLES:k,armv8_pmuv3/event=0x11/k", err,
+			      sizeof(err)) && !st.c[i].explicit_mods && st.c[i + 1].explicit_mods &&
+	   st.c[i + 2].explicit_mods, "pmu::EVENT has no typed modifier, EVENT:k and pmu/.../k do (%s)", err);
 	ok(stat_parse_events(&st, "cylces", err, sizeof(err)) && strstr(err, "did you mean 'cycles'"),
 	   "unknown event suggests: %s", err);
 	ok(stat_parse_events(&st, "task-clock:u", err, sizeof(err)) &&
