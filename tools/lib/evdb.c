@@ -184,9 +184,9 @@ static void add_pmu_names(struct pmuctx_evdb *evdb, const char *names)
 static const char *model_pmu_name(const char *table)
 {
 	static const struct { const char *table, *pfm; } names[] = {
-		{ "skylakex", "skx" }, { "cascadelakex", "clx" }, { "skylake", "skl" },
+		{ "skylakex", "skx" }, { "cascadelakex", "clx" }, { "skylake", "skl kbl" },
 		{ "haswell", "hsw" }, { "haswellx", "hsw_ep" }, { "broadwell", "bdw" },
-		{ "broadwellx", "bdx" }, { "broadwellde", "bdw_ep" }, { "ivybridge", "ivb" },
+		{ "broadwellx", "bdw_ep" }, { "broadwellde", "bdw_ep" }, { "ivybridge", "ivb" },
 		{ "ivytown", "ivb_ep" }, { "sandybridge", "snb" }, { "jaketown", "snb_ep" },
 		{ "nehalemep", "nhm" }, { "nehalemex", "nhm_ex" }, { "westmereep-sp", "wsm" },
 		{ "westmereep-dp", "wsm_dp" }, { "westmereex", "wsm_ex" }, { "icelake", "icl" },
