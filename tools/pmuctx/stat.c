@@ -190,8 +190,10 @@ static int wait_run(struct stat *st, pid_t pid, pid_t *targets, int n_targets, d
 		if (st->o.interval_ms) {
 			if (now >= next) {
 				stat_read_counters(st, n_targets);
+				/* when the counters were read, not when we meant to */
+				now = now_seconds();
 				stat_compute_items(st, 1);
-				stat_print_items(st, next - t0, 0);
+				stat_print_items(st, now - t0, 0);
 				if (st->o.per_task)
 					stat_print_per_task(st);
 				next += st->o.interval_ms / 1000.0;
@@ -278,6 +280,16 @@ static int one_run(struct stat *st, char **cmd, int last)
 			waitpid(pid, NULL, 0);
 		}
 		return -1;
+	}
+	if (st->o.n_targets) {
+		for (i = 0; i < st->n_counters && st->c[i].open_errno; i++)
+			;
+		/* attached with nothing counting: waiting would only print <not supported> */
+		if (i == st->n_counters) {
+			fprintf(stderr, "pmuctx stat: no counter could be attached to %s\n",
+				st->o.target_desc);
+			return -1;
+		}
 	}
 	t0 = now_seconds();
 	st->last_interval_ts = 0;	/* -I with -r: every run's intervals start at 0 */
