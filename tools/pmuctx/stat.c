@@ -193,7 +193,7 @@ static int wait_run(struct stat *st, pid_t pid, pid_t *targets, int n_targets, d
 				/* when the counters were read, not when we meant to */
 				now = now_seconds();
 				stat_compute_items(st, 1);
-				stat_print_items(st, now - t0, 0);
+				stat_print_items(st, now - t0);
 				if (st->o.per_task)
 					stat_print_per_task(st);
 				next += st->o.interval_ms / 1000.0;
@@ -314,11 +314,11 @@ static int one_run(struct stat *st, char **cmd, int last)
 	stat_accumulate(st);
 	if (st->o.interval_ms) {
 		/* the last, partial interval */
-		stat_print_items(st, st->elapsed, 1);
+		stat_print_items(st, st->elapsed);
 	} else if (last) {
 		stat_compute_items(st, 0);
 		stat_print_header(st);
-		stat_print_items(st, -1, 1);
+		stat_print_items(st, -1);
 	}
 	if (last) {
 		if (st->o.per_task)

@@ -105,7 +105,8 @@ void stat_accumulate(struct stat *st);
 /* stat_print.c */
 void stat_group_digits(char *buf, size_t len, uint64_t v, const char *sep);
 void stat_print_header(struct stat *st);
-void stat_print_items(struct stat *st, double interval_ts, int final);
+/* @ts < 0: the totals; else the interval read @ts seconds after the start */
+void stat_print_items(struct stat *st, double ts);
 void stat_print_footer(struct stat *st);
 void stat_print_per_task(struct stat *st);
 

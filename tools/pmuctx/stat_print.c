@@ -308,14 +308,12 @@ void stat_print_header(struct stat *st)
 	fprintf(f, "%s:\n\n", st->o.inherit ? " (inherited)" : "");
 }
 
-/* @ts < 0: the totals; else the interval ending @ts seconds after the start. */
-void stat_print_items(struct stat *st, double ts, int final)
+void stat_print_items(struct stat *st, double ts)
 {
 	/* the last interval of a run ends with the command: it is shorter */
 	double interval_s = ts >= 0 ? ts - st->last_interval_ts : 0;
 	int i;
 
-	(void)final;
 	st->printing_interval = ts >= 0;
 	if (ts >= 0)
 		st->last_interval_ts = ts;

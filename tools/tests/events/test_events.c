@@ -442,9 +442,7 @@ static void test_listing(void)
 static void test_real_cpus(void)
 {
 	struct pmuctx_evdb *evdb = open_db(NULL, "GenuineIntel-6-55-4");
-	struct pmuctx_event_info info;
 	uint64_t mask[2] = { 1ULL << 0x11 | 1ULL << 0x08, 0 };
-	char err[512];
 	int idx;
 
 	expect_enc(evdb, "INST_RETIRED.ANY_P", 2, 0xc0, 0, 0);
@@ -507,8 +505,6 @@ static void test_real_cpus(void)
 	ok(pmuctx_evdb_event_implemented(evdb, pmuctx_evdb_find(evdb, "task-clock")) == -1,
 	   "software events: PMCEID says nothing");
 	pmuctx_evdb_close(evdb);
-	(void)info;
-	(void)err;
 }
 
 int main(void)

@@ -141,7 +141,7 @@ static void fake_run(struct stat *st, FILE *out, enum stat_format fmt, int repea
 		stat_compute_items(st, 0);
 		stat_accumulate(st);
 	}
-	stat_print_items(st, -1, 1);
+	stat_print_items(st, -1);
 	pmuctx_evdb_close(st->evdb);
 }
 
