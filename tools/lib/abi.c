@@ -9,13 +9,14 @@
 
 #include "pmuctx_abi.h"
 
+/* Once open it stays open: pmuctx_open_strerror() relies on that. */
+static int device_fd = -1;
+
 int pmuctx_device(void)
 {
-	static int fd = -1;
-
-	if (fd < 0)
-		fd = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
-	return fd;
+	if (device_fd < 0)
+		device_fd = open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+	return device_fd;
 }
 
 int pmuctx_get_info(struct pmuctx_info *info)
@@ -179,15 +180,35 @@ int pmuctx_self_read(const struct pmuctx_mmap_page *page, uint64_t *value)
 #endif
 }
 
-const char *pmuctx_open_strerror(int err)
+/*
+ * The same errno means different things before and after the device is
+ * open: ENOENT from open() is a missing module, from PMUCTX_OPEN an event
+ * the PMU does not implement.
+ */
+static const char *device_strerror(int err)
 {
 	switch (err) {
 	case ENOENT:
 		return "/dev/pmuctx does not exist: is the pmuctx module loaded?";
 	case EACCES:
+	case EPERM:
+		return "cannot open /dev/pmuctx: permission denied (check the device node's mode and group)";
+	default:
+		return strerror(err);
+	}
+}
+
+const char *pmuctx_open_strerror(int err)
+{
+	if (device_fd < 0)
+		return device_strerror(err);
+	switch (err) {
+	case ENOENT:
+		return "event not implemented by this PMU (arm64: not advertised in PMCEID0/1; 'pmuctx list' marks them)";
+	case EACCES:
 		return "not allowed to count that task: it must be you, your own descendant with your credentials and dumpable, or your tracee (else CAP_PERFMON or CAP_SYS_PTRACE)";
 	case EPERM:
-		return "counting kernel mode needs CAP_PERFMON";
+		return "counting kernel mode needs CAP_PERFMON (or the module parameter allow_kernel=1): count user mode only with EVENT:u";
 	case ESRCH:
 		return "no such task, or it is exiting";
 	case EBADF:
@@ -195,9 +216,11 @@ const char *pmuctx_open_strerror(int err)
 	case E2BIG:
 		return "the attr struct is newer than this module and uses fields it does not know";
 	case EOPNOTSUPP:
-		return "not supported: software counters cannot filter by privilege level or sample, and hardware counting in per-task contexts is not available yet";
+		return "not supported: software counters count the task in every mode (no u/k modifier, no sample period), and a sample period needs an overflow interrupt";
 	case ENODEV:
 		return "no hardware PMU backend is loaded: only software counters are available";
+	case ENOSPC:
+		return "no free hardware counter: the context already uses every counter of the PMU (pmuctx does not multiplex; 'pmuctx info' shows how many there are)";
 	case EINVAL:
 		return "invalid attr, target or group (unknown type, config or flag bit; or a group leader that is a member or differs in inheritance)";
 	case EFAULT:
@@ -205,7 +228,7 @@ const char *pmuctx_open_strerror(int err)
 	case ENOMEM:
 		return "out of memory";
 	case EMFILE:
-		return "too many open files";
+		return "too many open files, or the task already holds max_counters_per_task counters";
 	default:
 		return strerror(err);
 	}

@@ -60,6 +60,11 @@ void derived_free_all(struct pmuctx_evdb *evdb)
 		free_derived(&evdb->derived[i]);
 	free(evdb->derived);
 	free(evdb->natives);
+	for (i = 0; i < evdb->n_skipped; i++)
+		free(evdb->skipped[i]);
+	free(evdb->skipped);
+	evdb->skipped = NULL;
+	evdb->n_skipped = 0;
 	evdb->derived = NULL;
 	evdb->natives = NULL;
 	evdb->n_derived = evdb->n_natives = 0;
@@ -266,6 +271,30 @@ static int add_native(struct pmuctx_evdb *evdb, const struct pmuctx_event_info *
 	return evdb->n_natives++;
 }
 
+static int note_skipped(struct pmuctx_evdb *evdb, const char *why, char *err, size_t err_len)
+{
+	char **n = realloc(evdb->skipped, (evdb->n_skipped + 1) * sizeof(*n));
+
+	if (!n || !(n[evdb->n_skipped] = strdup(why))) {
+		if (n)
+			evdb->skipped = n;
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	}
+	evdb->skipped = n;
+	evdb->n_skipped++;
+	return 0;
+}
+
+int pmuctx_evdb_n_skipped(const struct pmuctx_evdb *evdb)
+{
+	return evdb->n_skipped;
+}
+
+const char *pmuctx_evdb_skipped(const struct pmuctx_evdb *evdb, int idx)
+{
+	return idx >= 0 && idx < evdb->n_skipped ? evdb->skipped[idx] : NULL;
+}
+
 static char *dup_or_empty(const char *s)
 {
 	return strdup(s ? s : "");
@@ -313,7 +342,8 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 	}
 	switch (type) {
 	case PMUCTX_NOT_DERIVED: need_min = need_max = 1; break;
-	case PMUCTX_DERIVED_ADD: case PMUCTX_DERIVED_SUB: need_min = need_max = 2; break;
+	/* PAPI adds (or subtracts from the first) any number of events */
+	case PMUCTX_DERIVED_ADD: case PMUCTX_DERIVED_SUB: need_min = 2; need_max = MAX_FIELDS; break;
 	case PMUCTX_DERIVED_PS: need_min = need_max = 2; break;
 	case PMUCTX_DERIVED_ADD_PS: need_min = need_max = 3; break;
 	case PMUCTX_DERIVED_CMPD: need_min = 1; need_max = MAX_FIELDS; break;
@@ -346,9 +376,17 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 
 			ret = pmuctx_event_encode(evdb, b, &info, sub, sizeof(sub));
 			if (ret) {
-				ret = ev_error(err, err_len, -ret, "%s:%d: %s: base event '%s': %s",
-					       file, line, f[1], b, sub);
-				goto fail;
+				/*
+				 * The file is written for many CPUs: an event this
+				 * one lacks costs that definition (and those built
+				 * on it), not the file.
+				 */
+				char why[600];
+
+				snprintf(why, sizeof(why), "%s:%d: %s: base event '%s': %s",
+					 file, line, f[1], b, sub);
+				free_derived(&d);
+				return note_skipped(evdb, why, err, err_len);
 			}
 			d.bases[i].index = add_native(evdb, &info);
 			if (d.bases[i].index < 0) {
@@ -606,7 +644,7 @@ int pmuctx_derived_eval(const struct pmuctx_evdb *evdb, int idx, const double *n
 			double cpu_max_mhz, double *value, char *err, size_t err_len)
 {
 	const struct derived_event *d;
-	double v[MAX_FIELDS];
+	double v[MAX_FIELDS] = { 0 };
 	unsigned i;
 	int ret;
 
@@ -629,10 +667,10 @@ int pmuctx_derived_eval(const struct pmuctx_evdb *evdb, int idx, const double *n
 		*value = v[0];
 		return 0;
 	case PMUCTX_DERIVED_ADD:
-		*value = v[0] + v[1];
-		return 0;
 	case PMUCTX_DERIVED_SUB:
-		*value = v[0] - v[1];
+		*value = v[0];
+		for (i = 1; i < d->n_bases; i++)
+			*value += d->type == PMUCTX_DERIVED_ADD ? v[i] : -v[i];
 		return 0;
 	case PMUCTX_DERIVED_PS:
 	case PMUCTX_DERIVED_ADD_PS:

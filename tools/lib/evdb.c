@@ -142,6 +142,132 @@ static const char *default_core_pmu(const char *arch)
 	return "cpu";
 }
 
+static int word_in_list(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	while (*list) {
+		size_t len = strcspn(list, " ");
+
+		if (len == n && !strncasecmp(list, word, n))
+			return 1;
+		list += len;
+		while (*list == ' ')
+			list++;
+	}
+	return 0;
+}
+
+/* Append PMU aliases not yet known (the base table's, libpfm4's model name). */
+static void add_pmu_names(struct pmuctx_evdb *evdb, const char *names)
+{
+	while (names && *names) {
+		size_t n = strcspn(names, " ");
+		size_t used = strlen(evdb->pmu_names);
+		char word[64];
+
+		snprintf(word, sizeof(word), "%.*s", (int)n, names);
+		if (*word && !word_in_list(evdb->pmu_names, word) &&
+		    used + n + 2 < sizeof(evdb->pmu_names))
+			snprintf(evdb->pmu_names + used, sizeof(evdb->pmu_names) - used, "%s%s",
+				 used ? " " : "", word);
+		names += n;
+		while (*names == ' ')
+			names++;
+	}
+}
+
+/*
+ * libpfm4 names the core PMU of each model ("skx::INST_RETIRED"); accept
+ * those prefixes for the matching upstream table.
+ */
+static const char *model_pmu_name(const char *table)
+{
+	static const struct { const char *table, *pfm; } names[] = {
+		{ "skylakex", "skx" }, { "cascadelakex", "clx" }, { "skylake", "skl kbl" },
+		{ "haswell", "hsw" }, { "haswellx", "hsw_ep" }, { "broadwell", "bdw" },
+		{ "broadwellx", "bdw_ep" }, { "broadwellde", "bdw_ep" }, { "ivybridge", "ivb" },
+		{ "ivytown", "ivb_ep" }, { "sandybridge", "snb" }, { "jaketown", "snb_ep" },
+		{ "nehalemep", "nhm" }, { "nehalemex", "nhm_ex" }, { "westmereep-sp", "wsm" },
+		{ "westmereep-dp", "wsm_dp" }, { "westmereex", "wsm_ex" }, { "icelake", "icl" },
+		{ "icelakex", "icx" }, { "tigerlake", "tgl" }, { "alderlake", "adl_glc adl_grt" },
+		{ "sapphirerapids", "spr" }, { "silvermont", "slm" }, { "goldmont", "glm" },
+		{ "goldmontplus", "glm" }, { "knightslanding", "knl" }, { "bonnell", "atom" },
+		{ "snowridgex", "tmt" }, { "amdzen1", "amd64_fam17h_zen1" },
+		{ "amdzen2", "amd64_fam17h_zen2" }, { "amdzen3", "amd64_fam19h_zen3" },
+		{ "arm/cortex-a53", "arm_ac53" }, { "arm/cortex-a57-a72", "arm_ac57 arm_ac72" },
+		{ "arm/cortex-a55", "arm_ac55" }, { "arm/cortex-a76-n1", "arm_n1 arm_ac76" },
+		{ "arm/neoverse-n2", "arm_n2" }, { "arm/neoverse-v1", "arm_v1" },
+		{ "fujitsu/a64fx", "arm_a64fx" }, { "cavium/thunderx2", "arm_thunderx2" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(names[i].table, table))
+			return names[i].pfm;
+	return NULL;
+}
+
+/* Hybrid Intel: the table's core events are cpu_core's, next to cpu_atom's. */
+static int table_is_hybrid(const struct pmuctx_evdb *evdb)
+{
+	const struct pmu_db_table *t = &evdb->db->tables[evdb->table];
+	uint32_t i;
+
+	for (i = 0; i < t->n_events; i++)
+		if (!strcmp(EVDB_STR(evdb, evdb->db->events[t->first_event + i].pmu), "cpu_atom"))
+			return 1;
+	return 0;
+}
+
+/* Base-table events (and metrics) whose names the model's table lacks. */
+static int collect_base(struct pmuctx_evdb *evdb)
+{
+	const struct pmu_db *db = evdb->db;
+	const struct pmu_db_table *model = &db->tables[evdb->table];
+	const struct pmu_db_table *base = &db->tables[evdb->base_table];
+	uint32_t i, j;
+
+	evdb->base_events = calloc(base->n_events + 1, sizeof(*evdb->base_events));
+	evdb->base_metrics = calloc(base->n_metrics + 1, sizeof(*evdb->base_metrics));
+	if (!evdb->base_events || !evdb->base_metrics)
+		return -1;
+	for (i = 0; i < base->n_events; i++) {
+		const char *name = PMU_DB_STR(db, db->events[base->first_event + i].name);
+
+		/* only a core event shadows: skylakex's LLC_MISSES is the iMC's */
+		for (j = 0; j < model->n_events; j++) {
+			const struct pmu_db_event *ev = &db->events[model->first_event + j];
+			const char *pmu = PMU_DB_STR(db, ev->pmu);
+
+			if (!strcasecmp(PMU_DB_STR(db, ev->name), name) &&
+			    (!*pmu || !strcmp(pmu, "cpu_atom")))
+				break;
+		}
+		if (j == model->n_events)
+			evdb->base_events[evdb->n_base_events++] = base->first_event + i;
+	}
+	for (i = 0; i < base->n_metrics; i++) {
+		const char *name = PMU_DB_STR(db, db->metrics[base->first_metric + i].name);
+
+		for (j = 0; j < model->n_metrics; j++)
+			if (!strcasecmp(PMU_DB_STR(db, db->metrics[model->first_metric + j].name), name))
+				break;
+		if (j == model->n_metrics)
+			evdb->base_metrics[evdb->n_base_metrics++] = base->first_metric + i;
+	}
+	return 0;
+}
+
+/* The mapfile's PmuNames column: the first name is the core PMU's. */
+static void set_core_pmu(struct pmuctx_evdb *evdb, const char *names)
+{
+	if (!*names)
+		return;
+	snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%.*s", (int)strcspn(names, " "), names);
+	snprintf(evdb->pmu_names, sizeof(evdb->pmu_names), "%s", names);
+}
+
 int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 		     const char *cpuid, char *err, size_t err_len)
 {
@@ -168,6 +294,7 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
 	evdb->db = db;
 	evdb->table = -1;
+	evdb->base_table = -1;
 	evdb->map = -1;
 	colon = strchr(cpuid, ':');
 	if (colon && colon - cpuid < (int)sizeof(evdb->arch)) {
@@ -181,33 +308,51 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 	}
 	snprintf(evdb->cpuid, sizeof(evdb->cpuid), "%s", cpuid);
 	snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%s", default_core_pmu(evdb->arch));
-	for (i = 0; i < db->n_maps; i++) {
+	/*
+	 * The first matching mapfile line gives the model's table; a later
+	 * match naming another table (ours: the Intel architectural events,
+	 * the PMUv3 common events) is its base, whose events and metrics the
+	 * model's table does not define show through.  A CPUID of "default"
+	 * matches every CPU of its architecture: every PMUv3 numbers its
+	 * common events the same way, and PMCEID0/1 say which it implements.
+	 */
+	for (i = 0; i < db->n_maps && evdb->base_table < 0; i++) {
 		const struct pmu_db_map *m = &db->maps[i];
 		const char *pattern = PMU_DB_STR(db, m->cpuid);
-		int hit;
+		int hit, is_default = !strcmp(pattern, "default");
 
-		if (strcmp(PMU_DB_STR(db, m->arch), evdb->arch))
+		if (strcmp(PMU_DB_STR(db, m->arch), evdb->arch) ||
+		    strcmp(PMU_DB_STR(db, m->type), "core"))
 			continue;
-		if (!strcmp(evdb->arch, "arm64"))
+		if (is_default)
+			hit = 1;
+		else if (!strcmp(evdb->arch, "arm64"))
 			hit = match_arm64(pattern, cpuid);
 		else if (!strcmp(evdb->arch, "x86"))
 			hit = match_x86(pattern, cpuid);
 		else
 			hit = !strcasecmp(pattern, cpuid);
-		if (hit && strcmp(PMU_DB_STR(db, m->type), "core") == 0) {
-			const char *names = PMU_DB_STR(db, m->pmu_names);
-
+		if (!hit)
+			continue;
+		if (evdb->table < 0) {
 			evdb->map = i;
 			evdb->table = m->table;
-			if (*names) {
-				size_t n = strcspn(names, " ");
-
-				snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%.*s", (int)n, names);
-				snprintf(evdb->pmu_names, sizeof(evdb->pmu_names), "%s", names);
-			}
-			break;
+			evdb->fallback = is_default;
+			set_core_pmu(evdb, PMU_DB_STR(db, m->pmu_names));
+			add_pmu_names(evdb, evdb->core_pmu);
+		} else if ((int)m->table != evdb->table) {
+			evdb->base_table = m->table;
+			add_pmu_names(evdb, PMU_DB_STR(db, m->pmu_names));
 		}
 	}
+	if (evdb->table >= 0 && table_is_hybrid(evdb))
+		add_pmu_names(evdb, "cpu_core");
+	if (evdb->base_table >= 0 && collect_base(evdb)) {
+		pmuctx_evdb_close(evdb);
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	}
+	if (evdb->table >= 0)
+		add_pmu_names(evdb, model_pmu_name(EVDB_STR(evdb, db->tables[evdb->table].name)));
 	if (!evdb->pmu_names[0])
 		snprintf(evdb->pmu_names, sizeof(evdb->pmu_names), "%s", evdb->core_pmu);
 	*out = evdb;
@@ -219,12 +364,37 @@ void pmuctx_evdb_close(struct pmuctx_evdb *evdb)
 	if (!evdb)
 		return;
 	derived_free_all(evdb);
+	free(evdb->base_events);
+	free(evdb->base_metrics);
 	free(evdb);
 }
 
 const char *pmuctx_evdb_arch(const struct pmuctx_evdb *evdb) { return evdb->arch; }
 const char *pmuctx_evdb_cpuid(const struct pmuctx_evdb *evdb) { return evdb->cpuid; }
 const char *pmuctx_evdb_core_pmu(const struct pmuctx_evdb *evdb) { return evdb->core_pmu; }
+
+int pmuctx_evdb_is_fallback(const struct pmuctx_evdb *evdb) { return evdb->fallback; }
+
+void pmuctx_evdb_set_implemented(struct pmuctx_evdb *evdb, const uint64_t hw_events[2])
+{
+	evdb->hw_events[0] = hw_events[0];
+	evdb->hw_events[1] = hw_events[1];
+	evdb->hw_events_known = !strcmp(evdb->arch, "arm64");
+}
+
+/* PMUv3 common events: 0x00-0x3f and 0x4000-0x403f, as PMCEID0/1 number them. */
+int pmuctx_evdb_event_implemented(const struct pmuctx_evdb *evdb, int idx)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+
+	if (!ev || !evdb->hw_events_known || evdb_event_kind(evdb, idx) != PMU_KIND_ARM64)
+		return -1;
+	if (ev->code < 64)
+		return !!(evdb->hw_events[0] & (1ULL << ev->code));
+	if (ev->code >= 0x4000 && ev->code < 0x4040)
+		return !!(evdb->hw_events[1] & (1ULL << (ev->code - 0x4000)));
+	return -1;	/* IMPLEMENTATION DEFINED: PMCEID says nothing */
+}
 
 const char *pmuctx_evdb_table(const struct pmuctx_evdb *evdb)
 {
@@ -242,21 +412,29 @@ static uint32_t n_common(const struct pmuctx_evdb *evdb)
 	return db->common_table >= 0 ? db->tables[db->common_table].n_events : 0;
 }
 
+static uint32_t n_model(const struct pmuctx_evdb *evdb)
+{
+	return evdb->table >= 0 ? evdb->db->tables[evdb->table].n_events : 0;
+}
+
+/* Events: the common (software) table, the model's, then the base's extras. */
 int pmuctx_evdb_n_events(const struct pmuctx_evdb *evdb)
 {
-	return n_common(evdb) + (evdb->table >= 0 ? evdb->db->tables[evdb->table].n_events : 0);
+	return n_common(evdb) + n_model(evdb) + evdb->n_base_events;
 }
 
 const struct pmu_db_event *evdb_event_ptr(const struct pmuctx_evdb *evdb, int idx)
 {
 	const struct pmu_db *db = evdb->db;
-	uint32_t nc = n_common(evdb);
+	uint32_t nc = n_common(evdb), nm = n_model(evdb);
 
 	if (idx < 0 || idx >= pmuctx_evdb_n_events(evdb))
 		return NULL;
 	if ((uint32_t)idx < nc)
 		return &db->events[db->tables[db->common_table].first_event + idx];
-	return &db->events[db->tables[evdb->table].first_event + idx - nc];
+	if ((uint32_t)idx < nc + nm)
+		return &db->events[db->tables[evdb->table].first_event + idx - nc];
+	return &db->events[evdb->base_events[idx - nc - nm]];
 }
 
 const char *evdb_event_pmu(const struct pmuctx_evdb *evdb, int idx)
@@ -272,6 +450,10 @@ enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu)
 {
 	if (!strcasecmp(pmu, "sw") || !strcasecmp(pmu, "software"))
 		return PMU_KIND_SW;
+	/* Hybrid Intel parts: both cpu_core and cpu_atom are core PMUs. */
+	if (!strcmp(evdb->arch, "x86") &&
+	    (!strcasecmp(pmu, "cpu_core") || !strcasecmp(pmu, "cpu_atom")))
+		return PMU_KIND_X86;
 	if (strcasecmp(pmu, evdb->core_pmu))
 		return PMU_KIND_UNCORE;
 	if (!strcmp(evdb->arch, "x86"))
@@ -284,22 +466,6 @@ enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu)
 enum pmu_kind evdb_event_kind(const struct pmuctx_evdb *evdb, int idx)
 {
 	return evdb_pmu_kind(evdb, evdb_event_pmu(evdb, idx));
-}
-
-static int word_in_list(const char *list, const char *word)
-{
-	size_t n = strlen(word);
-
-	while (*list) {
-		size_t len = strcspn(list, " ");
-
-		if (len == n && !strncasecmp(list, word, n))
-			return 1;
-		list += len;
-		while (*list == ' ')
-			list++;
-	}
-	return 0;
 }
 
 /* Does @pmu name the event's PMU (directly or through a core alias)? */
@@ -371,19 +537,42 @@ int pmuctx_evdb_find(const struct pmuctx_evdb *evdb, const char *name)
 {
 	const char *sep = strstr(name, "::");
 	char pmu[64] = "";
-	int i, n = pmuctx_evdb_n_events(evdb);
 
 	if (sep) {
 		snprintf(pmu, sizeof(pmu), "%.*s", (int)(sep - name), name);
 		name = sep + 2;
 	}
+	return evdb_find_event(evdb, name, pmu, 0);
+}
+
+/*
+ * A bare name prefers a core (or software) event to an uncore one, as
+ * perf does: skylakex has an uncore LLC_MISSES too.  With @with_umasks,
+ * only events that have unit masks qualify (EVENT.UMASK spellings).
+ */
+int evdb_find_event(const struct pmuctx_evdb *evdb, const char *name, const char *pmu,
+		    int with_umasks)
+{
+	int i, n = pmuctx_evdb_n_events(evdb), other_core = -1, uncore = -1;
+
 	for (i = 0; i < n; i++) {
-		if (strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, i)->name), name))
+		const struct pmu_db_event *ev = evdb_event_ptr(evdb, i);
+
+		if (strcasecmp(EVDB_STR(evdb, ev->name), name) || (with_umasks && !ev->n_umasks))
 			continue;
-		if (!*pmu || evdb_pmu_matches(evdb, i, pmu))
+		if (*pmu && !evdb_pmu_matches(evdb, i, pmu))
+			continue;
+		/* the table's own core PMU, then a hybrid's other one, then uncore */
+		if (*pmu || !*EVDB_STR(evdb, ev->pmu))
 			return i;
+		if (evdb_event_kind(evdb, i) != PMU_KIND_UNCORE) {
+			if (other_core < 0)
+				other_core = i;
+		} else if (uncore < 0) {
+			uncore = i;
+		}
 	}
-	return -1;
+	return other_core >= 0 ? other_core : uncore;
 }
 
 /* ---------- metrics ---------- */
@@ -391,7 +580,7 @@ int pmuctx_evdb_find(const struct pmuctx_evdb *evdb, const char *name)
 int pmuctx_evdb_n_metrics(const struct pmuctx_evdb *evdb)
 {
 	const struct pmu_db *db = evdb->db;
-	int n = 0;
+	int n = evdb->n_base_metrics;
 
 	if (db->common_table >= 0)
 		n += db->tables[db->common_table].n_metrics;
@@ -404,12 +593,15 @@ static const struct pmu_db_metric *metric_ptr(const struct pmuctx_evdb *evdb, in
 {
 	const struct pmu_db *db = evdb->db;
 	int nc = db->common_table >= 0 ? (int)db->tables[db->common_table].n_metrics : 0;
+	int nm = evdb->table >= 0 ? (int)db->tables[evdb->table].n_metrics : 0;
 
 	if (idx < 0 || idx >= pmuctx_evdb_n_metrics(evdb))
 		return NULL;
 	if (idx < nc)
 		return &db->metrics[db->tables[db->common_table].first_metric + idx];
-	return &db->metrics[db->tables[evdb->table].first_metric + idx - nc];
+	if (idx < nc + nm)
+		return &db->metrics[db->tables[evdb->table].first_metric + idx - nc];
+	return &db->metrics[evdb->base_metrics[idx - nc - nm]];
 }
 
 int pmuctx_evdb_metric(const struct pmuctx_evdb *evdb, int idx, struct pmuctx_metric_desc *out)

@@ -39,12 +39,22 @@ struct pmuctx_evdb {
 	char cpuid[128];
 	int table;		/* matched table or -1 */
 	int map;
+	int base_table;		/* later mapfile match: its extra events show through */
+	uint32_t *base_events;	/* db->events indexes the model's table lacks */
+	int n_base_events;
+	uint32_t *base_metrics;
+	int n_base_metrics;
+	int fallback;		/* no model matched: the arch's "default" table */
+	uint64_t hw_events[2];	/* PMCEID0/1 of the running PMU */
+	int hw_events_known;
 	char core_pmu[64];
 	char pmu_names[256];	/* space separated aliases of the core PMU */
 	struct derived_event *derived;
 	int n_derived;
 	struct pmuctx_event_info *natives;
 	int n_natives;
+	char **skipped;		/* why each skipped derived definition was skipped */
+	int n_skipped;
 };
 
 extern const struct pmu_db pmuctx_builtin_db;
@@ -55,6 +65,8 @@ int ev_error(char *err, size_t err_len, int code, const char *fmt, ...)
 
 const struct pmu_db_event *evdb_event_ptr(const struct pmuctx_evdb *evdb, int idx);
 const char *evdb_event_pmu(const struct pmuctx_evdb *evdb, int idx);
+int evdb_find_event(const struct pmuctx_evdb *evdb, const char *name, const char *pmu,
+		    int with_umasks);
 enum pmu_kind evdb_event_kind(const struct pmuctx_evdb *evdb, int idx);
 enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu);
 int evdb_pmu_matches(const struct pmuctx_evdb *evdb, int idx, const char *pmu);
@@ -72,5 +84,16 @@ int expr_eval(const struct expr *e, pmuctx_value_fn lookup, void *ctx, double *v
 int expr_for_each_name(const struct expr *e, int (*fn)(void *ctx, const char *name), void *ctx);
 
 void derived_free_all(struct pmuctx_evdb *evdb);
+
+/* perf's generic names: a hardware-generic id, or event strings to try. */
+struct generic_event {
+	const char *name;
+	const char *arch;	/* NULL: every architecture */
+	const char *vendor;	/* prefix of the x86 CPU id, NULL: any */
+	int hw_id;		/* PMUCTX_HW_*, or -1 */
+	const char *targets[3];	/* tried in order: table name, raw code */
+};
+
+const struct generic_event *evdb_find_generic(const struct pmuctx_evdb *evdb, const char *name);
 
 #endif

@@ -37,9 +37,6 @@ static const struct pmuctx_mod_desc x86_mods[] = {
 static const struct pmuctx_mod_desc arm64_mods[] = {
 	all_mods[MOD_U], all_mods[MOD_K], all_mods[MOD_H],
 };
-static const struct pmuctx_mod_desc sw_mods[] = {
-	all_mods[MOD_U], all_mods[MOD_K],
-};
 
 const struct pmuctx_mod_desc *evdb_kind_mods(enum pmu_kind kind, int *count)
 {
@@ -51,10 +48,7 @@ const struct pmuctx_mod_desc *evdb_kind_mods(enum pmu_kind kind, int *count)
 	case PMU_KIND_OTHER_CORE:
 		*count = sizeof(arm64_mods) / sizeof(arm64_mods[0]);
 		return arm64_mods;
-	case PMU_KIND_SW:
-		*count = sizeof(sw_mods) / sizeof(sw_mods[0]);
-		return sw_mods;
-	default:
+	default:	/* software counters count the task in every mode */
 		*count = 0;
 		return NULL;
 	}
@@ -139,6 +133,10 @@ static int set_user_mod(struct mod_state *ms, enum pmu_kind kind, const char *to
 	unsigned long long v = 1;
 	char list[64];
 
+	if (kind == PMU_KIND_SW)
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+				"software event %s counts the task in every mode: it takes no modifier ('%.*s')",
+				event, (int)nlen, tok);
 	if (id < 0 || !kind_has_mod(kind, id)) {
 		kind_mod_list(kind, list, sizeof(list));
 		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
@@ -595,12 +593,86 @@ static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int
 
 #define MAX_TOKENS 64
 
+/* u, k and h only: raw codes and hardware-generic events have no unit mask. */
+static int parse_priv_mods(struct mod_state *ms, enum pmu_kind kind, char **tok, int ntok,
+			   const char *event, char *err, size_t err_len)
+{
+	int i, ret;
+
+	for (i = 0; i < ntok; i++) {
+		int id = mod_id(tok[i], strcspn(tok[i], "="));
+
+		if (kind != PMU_KIND_SW && id != MOD_U && id != MOD_K && id != MOD_H)
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+					"%s accepts only u, k and h modifiers, not '%s'", event, tok[i]);
+		ret = set_user_mod(ms, kind, tok[i], event, err, err_len);
+		if (ret)
+			return ret;
+	}
+	return finish_mods(ms, kind, event, err, err_len);
+}
+
+static int encode_generic(const struct pmuctx_evdb *evdb, const struct generic_event *g,
+			  char **tok, int ntok, struct pmuctx_event_info *info,
+			  char *err, size_t err_len)
+{
+	char target[PMUCTX_FSTR_MAX];
+	int i, t, ret;
+
+	if (g->hw_id >= 0) {
+		enum pmu_kind kind = evdb_pmu_kind(evdb, evdb->core_pmu);
+		struct mod_state ms = { 0 };
+
+		ret = parse_priv_mods(&ms, kind, tok, ntok, g->name, err, err_len);
+		if (ret)
+			return ret;
+		info->enc.type = PMUCTX_TYPE_HARDWARE;
+		info->enc.config = g->hw_id;
+		encode_priv(&info->enc, &ms, kind);
+		info->pmu = evdb->core_pmu;
+		info->name = g->name;
+		info->desc = g->hw_id == PMUCTX_HW_CPU_CYCLES ? "CPU cycles (hardware-generic)" :
+			     "Instructions retired (hardware-generic)";
+		snprintf(info->fstr, sizeof(info->fstr), "%s", g->name);
+		/* u, k, h only, as for raw codes */
+		append_mods(info->fstr, sizeof(info->fstr), &ms,
+			    kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+		return 0;
+	}
+	for (t = 0; t < 3 && g->targets[t]; t++) {
+		if (g->targets[t][0] != 'r' && pmuctx_evdb_find(evdb, g->targets[t]) < 0)
+			continue;
+		snprintf(target, sizeof(target), "%s", g->targets[t]);
+		for (i = 0; i < ntok; i++)
+			append(target, sizeof(target), ":%s", tok[i]);
+		return pmuctx_event_encode(evdb, target, info, err, err_len);
+	}
+	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+			"generic event %s: no encoding for CPU %s", g->name, evdb->cpuid);
+}
+
+static int unknown_event(const struct pmuctx_evdb *evdb, const char *name, const char *pmu,
+			 char *err, size_t err_len)
+{
+	char hint[160] = "", near[128];
+
+	if (pmuctx_evdb_suggest(evdb, name, near, sizeof(near)))
+		snprintf(hint, sizeof(hint), "; did you mean '%s'?", near);
+	if (evdb->table < 0)
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+				"unknown event '%s' (no event table for CPU %s:%s; only software events)%s",
+				name, evdb->arch, evdb->cpuid, hint);
+	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+			"unknown event '%s'%s%s for CPU %s (table %s)%s", name, *pmu ? " on PMU " : "",
+			pmu, evdb->cpuid, pmuctx_evdb_table(evdb), hint);
+}
+
 int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 			struct pmuctx_event_info *info, char *err, size_t err_len)
 {
 	char buf[PMUCTX_FSTR_MAX * 2], *s = buf, *tok[MAX_TOKENS + 1], pmu[64] = "";
 	char *sep, *dot;
-	int ntok, idx, i, n, ret;
+	int ntok, idx, i, ret;
 
 	memset(info, 0, sizeof(*info));
 	info->event_index = -1;
@@ -632,11 +704,17 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "missing event name in '%s'", str);
 
 	/* named event, exact first (names may contain dots) */
-	n = pmuctx_evdb_n_events(evdb);
-	for (idx = 0; idx < n; idx++)
-		if (!strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, idx)->name), tok[0]) &&
-		    (!*pmu || evdb_pmu_matches(evdb, idx, pmu)))
-			return encode_named(evdb, idx, tok + 1, ntok - 1, info, err, err_len);
+	idx = evdb_find_event(evdb, tok[0], pmu, 0);
+	if (idx >= 0)
+		return encode_named(evdb, idx, tok + 1, ntok - 1, info, err, err_len);
+
+	/* perf's generic names, on the core PMU */
+	if (!*pmu || evdb_pmu_kind(evdb, pmu) != PMU_KIND_UNCORE) {
+		const struct generic_event *g = evdb_find_generic(evdb, tok[0]);
+
+		if (g)
+			return encode_generic(evdb, g, tok + 1, ntok - 1, info, err, err_len);
+	}
 
 	/* raw code: r<hex> on the core (or named) PMU */
 	if (is_raw_name(tok[0])) {
@@ -644,17 +722,7 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 		enum pmu_kind kind = evdb_pmu_kind(evdb, p);
 		struct mod_state ms = { 0 };
 
-		for (i = 1; i < ntok; i++) {
-			int id = mod_id(tok[i], strcspn(tok[i], "="));
-
-			if (id != MOD_U && id != MOD_K && id != MOD_H)
-				return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
-						"raw events accept only u, k and h modifiers, not '%s'", tok[i]);
-			ret = set_user_mod(&ms, kind, tok[i], tok[0], err, err_len);
-			if (ret)
-				return ret;
-		}
-		ret = finish_mods(&ms, kind, tok[0], err, err_len);
+		ret = parse_priv_mods(&ms, kind, tok + 1, ntok - 1, "raw events", err, err_len);
 		if (ret)
 			return ret;
 		errno = 0;
@@ -673,20 +741,12 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 	dot = strchr(tok[0], '.');
 	if (dot && dot != tok[0] && dot[1]) {
 		*dot = 0;
-		for (idx = 0; idx < n; idx++)
-			if (!strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, idx)->name), tok[0]) &&
-			    evdb_event_ptr(evdb, idx)->n_umasks &&
-			    (!*pmu || evdb_pmu_matches(evdb, idx, pmu))) {
-				tok[0] = dot + 1;
-				return encode_named(evdb, idx, tok, ntok, info, err, err_len);
-			}
+		idx = evdb_find_event(evdb, tok[0], pmu, 1);
+		if (idx >= 0) {
+			tok[0] = dot + 1;
+			return encode_named(evdb, idx, tok, ntok, info, err, err_len);
+		}
 		*dot = '.';
 	}
-	if (evdb->table < 0)
-		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
-				"unknown event '%s' (no event table for CPU %s:%s; only software events)",
-				tok[0], evdb->arch, evdb->cpuid);
-	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
-			"unknown event '%s'%s%s for CPU %s (table %s)", tok[0], *pmu ? " on PMU " : "",
-			pmu, evdb->cpuid, pmuctx_evdb_table(evdb));
+	return unknown_event(evdb, tok[0], pmu, err, err_len);
 }

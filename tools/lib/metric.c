@@ -90,3 +90,54 @@ int pmuctx_expr_eval_string(const struct pmuctx_evdb *evdb, const char *text,
 
 	return eval_metric(&mc, NULL, text, value, err, err_len);
 }
+
+struct names_ctx {
+	const struct pmuctx_evdb *evdb;
+	int (*fn)(void *ctx, const char *name);
+	void *user;
+	int depth;
+};
+
+static int metric_names_of(struct names_ctx *nc, const char *expr);
+
+static int name_visit(void *ctx, const char *name)
+{
+	struct names_ctx *nc = ctx;
+	int idx = pmuctx_evdb_find_metric(nc->evdb, name);
+	struct pmuctx_metric_desc md;
+
+	if (idx < 0)
+		return nc->fn(nc->user, name);
+	pmuctx_evdb_metric(nc->evdb, idx, &md);
+	return metric_names_of(nc, md.expr);
+}
+
+static int metric_names_of(struct names_ctx *nc, const char *text)
+{
+	struct expr *e;
+	int ret;
+
+	/* a cycle is reported by the evaluation; here it only must end */
+	if (nc->depth >= METRIC_MAX_DEPTH)
+		return 0;
+	if (expr_parse(text, &e, NULL, 0))
+		return -PMUCTX_EV_ESYNTAX;
+	nc->depth++;
+	ret = expr_for_each_name(e, name_visit, nc);
+	nc->depth--;
+	expr_free(e);
+	return ret;
+}
+
+int pmuctx_metric_names(const struct pmuctx_evdb *evdb, const char *metric,
+			int (*fn)(void *ctx, const char *name), void *ctx)
+{
+	struct names_ctx nc = { .evdb = evdb, .fn = fn, .user = ctx };
+	struct pmuctx_metric_desc md;
+	int idx = pmuctx_evdb_find_metric(evdb, metric);
+
+	if (idx < 0)
+		return -PMUCTX_EV_EUNKNOWN_NAME;
+	pmuctx_evdb_metric(evdb, idx, &md);
+	return metric_names_of(&nc, md.expr);
+}

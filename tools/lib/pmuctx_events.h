@@ -78,6 +78,16 @@ const char *pmuctx_evdb_arch(const struct pmuctx_evdb *evdb);
 const char *pmuctx_evdb_cpuid(const struct pmuctx_evdb *evdb);
 const char *pmuctx_evdb_table(const struct pmuctx_evdb *evdb);
 const char *pmuctx_evdb_core_pmu(const struct pmuctx_evdb *evdb);
+/* The table is the architecture's fallback: no model-specific table matched. */
+int pmuctx_evdb_is_fallback(const struct pmuctx_evdb *evdb);
+/*
+ * Tell the database which PMUv3 common events the running PMU implements
+ * (struct pmuctx_info.hw_events: PMCEID0/1).  Then
+ * pmuctx_evdb_event_implemented() returns 1 or 0 for common events, and -1
+ * when it cannot say (other architectures, IMPLEMENTATION DEFINED codes).
+ */
+void pmuctx_evdb_set_implemented(struct pmuctx_evdb *evdb, const uint64_t hw_events[2]);
+int pmuctx_evdb_event_implemented(const struct pmuctx_evdb *evdb, int idx);
 /* PMU names for PAPI "CPU," matching: core name, aliases, "sw", units. */
 int pmuctx_evdb_has_pmu(const struct pmuctx_evdb *evdb, const char *name);
 
@@ -129,6 +139,20 @@ int pmuctx_evdb_mods(const struct pmuctx_evdb *evdb, int idx,
 /* Index of an event by name (EVENT or pmu::EVENT), or -1. */
 int pmuctx_evdb_find(const struct pmuctx_evdb *evdb, const char *name);
 
+/*
+ * perf's generic names this CPU understands (cycles, branch-misses, cs, ...):
+ * the idx-th one, and what it counts here.  -1 past the last.
+ */
+int pmuctx_evdb_generic(const struct pmuctx_evdb *evdb, int idx, const char **name,
+			const char **means);
+
+/*
+ * The known name (event, EVENT.UMASK, generic name, derived event or
+ * metric) closest to a misspelt @name, for "did you mean" hints.  Returns 1
+ * with buf filled, or 0 when nothing is close.
+ */
+int pmuctx_evdb_suggest(const struct pmuctx_evdb *evdb, const char *name, char *buf, size_t len);
+
 /* Parse and encode a libpfm4-style or raw event string. */
 int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 			struct pmuctx_event_info *info, char *err, size_t err_len);
@@ -158,6 +182,14 @@ typedef int (*pmuctx_value_fn)(void *ctx, const char *name, double *value,
 int pmuctx_metric_eval(const struct pmuctx_evdb *evdb, const char *metric,
 		       pmuctx_value_fn lookup, void *ctx, double *value,
 		       char *err, size_t err_len);
+/*
+ * Call fn for every name a metric needs that is not itself a metric (the
+ * events to count), through nested metrics; a name may come more than once.
+ * fn returning non-zero stops the walk with that value.
+ */
+int pmuctx_metric_names(const struct pmuctx_evdb *evdb, const char *metric,
+			int (*fn)(void *ctx, const char *name), void *ctx);
+
 /* Evaluate a free-standing expression with the same rules. */
 int pmuctx_expr_eval_string(const struct pmuctx_evdb *evdb, const char *expr,
 			    pmuctx_value_fn lookup, void *ctx, double *value,
@@ -194,8 +226,17 @@ struct pmuctx_derived_desc {
 int pmuctx_derived_load(struct pmuctx_evdb *evdb, const char *path, char *err, size_t err_len);
 int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *name, const char *text,
 			       char *err, size_t err_len);
+/* Load the built-in PAPI presets (PAPI_TOT_INS, ...) for this CPU. */
+int pmuctx_derived_load_presets(struct pmuctx_evdb *evdb, char *err, size_t err_len);
 /* Load every file of $PMUCTX_EVENT_FILE (colon separated); 0 if unset. */
 int pmuctx_derived_load_env(struct pmuctx_evdb *evdb, char *err, size_t err_len);
+
+/*
+ * Definitions whose base events this CPU lacks are skipped, not fatal:
+ * "file:line: NAME: base event 'X': why", one per skipped definition.
+ */
+int pmuctx_evdb_n_skipped(const struct pmuctx_evdb *evdb);
+const char *pmuctx_evdb_skipped(const struct pmuctx_evdb *evdb, int idx);
 
 int pmuctx_evdb_n_derived(const struct pmuctx_evdb *evdb);
 int pmuctx_evdb_derived(const struct pmuctx_evdb *evdb, int idx, struct pmuctx_derived_desc *out);

@@ -2,8 +2,11 @@
 /*
  * jevents: compile perf-format JSON event tables into C.
  *
- *   jevents [-s SYMBOL] -o OUT.c ROOT ARCH...
+ *   jevents [-s SYMBOL] -o OUT.c ROOT ARCH... [-- ROOT ARCH...]...
  *
+ * Several trees may be compiled into one database (upstream perf's and
+ * ours): their tables and mapfile lines are concatenated in the order given,
+ * so a CPU matched by an earlier tree's mapfile gets that tree's table.
  * For every ARCH, ROOT/ARCH/mapfile.csv maps CPU identifiers to directories,
  * JSON files directly in ROOT/ARCH are the architecture-standard events that
  * "ArchStdEvent" refers to, and every directory below holding JSON files
@@ -458,6 +461,37 @@ static int has_plain(struct entry *ev, size_t n, const char *pmu, const char *na
 	return 0;
 }
 
+/*
+ * Intel's fixed-counter pseudo-events (EventCode 0, a umask naming the fixed
+ * counter) encode, as perf does, as the general-purpose event that counts
+ * the same thing; REF_TSC/REF stay event 0x00 umask 0x03, which the kernel
+ * places on fixed counter 2.
+ */
+static void fixed_counter_encoding(const char *name, uint32_t *event, uint32_t *umask,
+				   int *any_thread)
+{
+	static const struct { const char *name; uint32_t event, umask; int any; } fixed[] = {
+		{ "INST_RETIRED.ANY", 0xc0, 0, 0 },
+		{ "CPU_CLK_UNHALTED.THREAD", 0x3c, 0, 0 },
+		{ "CPU_CLK_UNHALTED.CORE", 0x3c, 0, 0 },
+		{ "CPU_CLK_UNHALTED.THREAD_ANY", 0x3c, 0, 1 },
+		{ "CPU_CLK_UNHALTED.REF", 0x00, 0x03, 0 },
+		{ "CPU_CLK_UNHALTED.REF_TSC", 0x00, 0x03, 0 },
+	};
+	size_t i;
+
+	*any_thread = 0;
+	if (*event != 0)
+		return;
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!strcasecmp(fixed[i].name, name)) {
+			*event = fixed[i].event;
+			*umask = fixed[i].umask;
+			*any_thread = fixed[i].any;
+			return;
+		}
+}
+
 static void build_events(struct entry *ev, size_t n)
 {
 	char *done = xmalloc(n);
@@ -531,6 +565,13 @@ static void build_events(struct entry *ev, size_t n)
 			ou->mods = entry_mods(m);
 			ou->event_code = entry_number(m, "EventCode", entry_number(m, "ConfigCode", 0));
 			ou->code = entry_number(m, "UMask", 0) | entry_number(m, "UMaskExt", 0) << 8;
+			if (!*pmu || !strcasecmp(pmu, "cpu_atom")) {
+				int any;
+
+				fixed_counter_encoding(mname, &ou->event_code, &ou->code, &any);
+				if (any)
+					ou->mods = intern("t=1");
+			}
 			ou->sample_after = entry_number(m, "SampleAfterValue", 0);
 			ou->config1 = entry_number(m, "MSRValue", 0);
 			ou->msr_index = entry_number(m, "MSRIndex", 0);
@@ -624,9 +665,11 @@ static void build_table(const char *arch, const char *arch_dir, const char *rel,
 					die("%s:%d: unknown ArchStdEvent \"%s\" (not defined in %s/*.json)",
 					    path, o->line, std, arch_dir);
 			}
+			/* An entry may be both a metric and an event: it is both. */
 			if (entry_field(&e, "MetricName")) {
 				add_metric(&e);
-				continue;
+				if (!entry_field(&e, "EventName") || !*entry_field(&e, "EventName"))
+					continue;
 			}
 			if (!entry_field(&e, "EventName") || !*entry_field(&e, "EventName"))
 				die("%s:%d: entry has neither EventName, MetricName nor ArchStdEvent",
@@ -720,10 +763,6 @@ static void read_mapfile(const char *arch, const char *arch_dir, size_t first_ta
 		lineno++;
 		if (line[0] == '#')
 			continue;
-		if (!seen_header) {	/* the first non-comment line is the header */
-			seen_header = 1;
-			continue;
-		}
 		if (!*trim(line))
 			continue;
 		for (p = line; nf < 5; nf++) {
@@ -741,6 +780,15 @@ static void read_mapfile(const char *arch, const char *arch_dir, size_t first_ta
 		for (t = first_table; t < n_tables; t++)
 			if (!strcmp(tables[t].dir, trim(fields[2])))
 				break;
+		/*
+		 * The first non-comment line is a header unless it names a
+		 * table: upstream's arm64 mapfile comments its header out.
+		 */
+		if (!seen_header) {
+			seen_header = 1;
+			if (t == n_tables)
+				continue;
+		}
 		if (t == n_tables)
 			die("%s:%d: directory \"%s\" has no JSON tables", path, lineno, trim(fields[2]));
 		maps = xrealloc(maps, (n_maps + 1) * sizeof(*maps));
@@ -844,11 +892,39 @@ static void write_output(const char *out, const char *symbol)
 		die("%s: write error", out);
 }
 
+/* Compile ROOT's common table (the first tree that has one) and its ARCHes. */
+static void compile_tree(const char *root, char **arches, int n_arches)
+{
+	char *common = path_join(root, "common");
+	int i;
+
+	if (common_table < 0 && is_dir(common)) {
+		size_t first_metric = n_metrics;
+
+		n_std_events = 0;
+		common_table = n_tables;
+		build_table("common", common, "", 0);
+		tables[common_table].first_metric = first_metric;
+		tables[common_table].n_metrics = n_metrics - first_metric;
+	}
+	free(common);
+	for (i = 0; i < n_arches; i++) {
+		char *arch_dir = path_join(root, arches[i]);
+		size_t first_table = n_tables;
+
+		if (!is_dir(arch_dir))
+			die("%s: no such architecture directory", arch_dir);
+		load_std_events(arch_dir);
+		walk_tables(arches[i], arch_dir, "");
+		read_mapfile(arches[i], arch_dir, first_table);
+		free(arch_dir);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *out = NULL, *symbol = "pmuctx_builtin_db", *root;
-	char *common;
-	int i;
+	const char *out = NULL, *symbol = "pmuctx_builtin_db";
+	int i, start;
 
 	while (argc > 2 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "-o"))
@@ -861,30 +937,14 @@ int main(int argc, char **argv)
 		argv += 2;
 	}
 	if (!out || argc < 3)
-		die("usage: jevents [-s SYMBOL] -o OUT.c ROOT ARCH...");
-	root = argv[1];
+		die("usage: jevents [-s SYMBOL] -o OUT.c ROOT ARCH... [-- ROOT ARCH...]...");
 	intern("");
-	common = path_join(root, "common");
-	if (is_dir(common)) {
-		size_t first_metric = n_metrics;
-
-		n_std_events = 0;
-		common_table = n_tables;
-		build_table("common", common, "", 0);
-		tables[common_table].first_metric = first_metric;
-		tables[common_table].n_metrics = n_metrics - first_metric;
-	}
-	free(common);
-	for (i = 2; i < argc; i++) {
-		char *arch_dir = path_join(root, argv[i]);
-		size_t first_table = n_tables;
-
-		if (!is_dir(arch_dir))
-			die("%s: no such architecture directory", arch_dir);
-		load_std_events(arch_dir);
-		walk_tables(argv[i], arch_dir, "");
-		read_mapfile(argv[i], arch_dir, first_table);
-		free(arch_dir);
+	for (start = 1; start < argc; start = i + 1) {
+		for (i = start; i < argc && strcmp(argv[i], "--"); i++)
+			;
+		if (i - start < 2)
+			die("tree %d: expected ROOT ARCH...", start);
+		compile_tree(argv[start], argv + start + 1, i - start - 1);
 	}
 	write_output(out, symbol);
 	return 0;

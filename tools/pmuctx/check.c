@@ -44,8 +44,12 @@ int cmd_check(struct cli *cli, int argc, char **argv)
 		printf("Type           : %u (%s)\n", info.enc.type, type_name(info.enc.type));
 		printf("Config         : 0x%llx\n", (unsigned long long)info.enc.config);
 		printf("Config1        : 0x%llx\n", (unsigned long long)info.enc.config1);
-		printf("Exclude        : user=%u kernel=%u hv=%u\n\n", info.enc.exclude_user,
+		printf("Exclude        : user=%u kernel=%u hv=%u\n", info.enc.exclude_user,
 		       info.enc.exclude_kernel, info.enc.exclude_hv);
+		if (info.event_index >= 0 && pmuctx_evdb_event_implemented(evdb, info.event_index) >= 0)
+			printf("Implemented    : %s\n", pmuctx_evdb_event_implemented(evdb, info.event_index) ?
+			       "yes (PMCEID0/1)" : "no: this PMU does not advertise it in PMCEID0/1");
+		putchar('\n');
 	}
 	return failed;
 }

@@ -15,6 +15,9 @@ struct cli {
 /* Open the event database (with derived-event files) or print why not. */
 struct pmuctx_evdb *cli_evdb(struct cli *cli);
 
+/* The database describes the CPU we run on (no --cpu or $PMUCTX_CPUID, or the same id). */
+int cli_cpu_is_local(struct cli *cli);
+
 /* Every command: argv[0] is the command name. Returns the exit status. */
 int cmd_list(struct cli *cli, int argc, char **argv);
 int cmd_check(struct cli *cli, int argc, char **argv);

@@ -45,8 +45,8 @@ _pmuctx()
 		# After the counted command starts, complete its own words.
 		for ((i++; i < cword; i++)); do
 			case ${words[i]} in
-			-e) ((i++)) ;;
-			--no-inherit) ;;
+			-e | -M | --metric-group | -r | -I | -x | -o | -p | -t) ((i++)) ;;
+			--no-inherit | --per-task | --json) ;;
 			--) _command_offset $((i + 1)); return ;;
 			-*) ;;
 			*) _command_offset $i; return ;;
@@ -56,8 +56,15 @@ _pmuctx()
 			local prefix=${cur%"${cur##*,}"}
 			COMPREPLY=($(compgen -P "$prefix" -W "$(_pmuctx_events)" -- "${cur##*,}"))
 			compopt -o nospace
+		elif [[ $prev == -o ]]; then
+			_filedir
+		elif [[ $prev == -p || $prev == -t ]]; then
+			_pids
+		elif [[ $prev == -M || $prev == -r || $prev == -I || $prev == -x || $prev == --metric-group ]]; then
+			return
 		elif [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '-e --no-inherit --help --' -- "$cur"))
+			COMPREPLY=($(compgen -W '-e -M --metric-group -r -I -x --json -o --per-task
+				-p -t --no-inherit --help --' -- "$cur"))
 		else
 			_command_offset $cword
 		fi
@@ -66,7 +73,7 @@ _pmuctx()
 		if [[ $prev == --details ]]; then
 			COMPREPLY=($(compgen -W "$(_pmuctx_events)" -- "$cur"))
 		elif [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W '--json --details --help' -- "$cur"))
+			COMPREPLY=($(compgen -W '--json --all --details --skipped --help' -- "$cur"))
 		fi
 		;;
 	check)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pmuctx list [--json] [PATTERN]   events, derived events and metrics
+ * pmuctx list [--json] [--all] [PATTERN]   events, generic names, derived events, metrics
  * pmuctx list --details EVENT      unit masks and modifiers (like showevtinfo)
  */
 #define _GNU_SOURCE	/* strcasestr */
@@ -11,14 +11,56 @@
 
 #include "cli.h"
 
-/* PATTERN is a shell glob if it has wildcards, else a case-insensitive substring. */
-static int matches(const char *pattern, const char *name)
+/*
+ * PATTERN is a shell glob if it has wildcards, matched against whole names
+ * (EVENT, PMU::EVENT or EVENT.UMASK); else a case-insensitive substring of
+ * a name or of a description.
+ */
+static int is_glob(const char *pattern)
+{
+	return strpbrk(pattern, "*?[") != NULL;
+}
+
+static int matches(const char *pattern, const char *name, const char *desc)
 {
 	if (!pattern)
 		return 1;
-	if (strpbrk(pattern, "*?["))
+	if (is_glob(pattern))
 		return !fnmatch(pattern, name, FNM_CASEFOLD);
-	return strcasestr(name, pattern) != NULL;
+	return strcasestr(name, pattern) || (desc && strcasestr(desc, pattern));
+}
+
+static int event_matches(struct pmuctx_evdb *evdb, int idx, const struct pmuctx_event_desc *ev,
+			 const char *pattern)
+{
+	char full[256];
+	unsigned u;
+
+	if (!pattern)
+		return 1;
+	snprintf(full, sizeof(full), "%s::%s", ev->pmu, ev->name);
+	if (matches(pattern, ev->name, ev->desc) || matches(pattern, full, NULL))
+		return 1;
+	for (u = 0; u < ev->n_umasks; u++) {
+		struct pmuctx_umask_desc um;
+
+		pmuctx_evdb_umask(evdb, idx, u, &um);
+		snprintf(full, sizeof(full), "%s.%s", ev->name, um.name);
+		if (matches(pattern, full, um.desc))
+			return 1;
+	}
+	return 0;
+}
+
+/* "[not implemented]" and the like, from PMCEID when the PMU is this one. */
+static const char *implemented_mark(struct pmuctx_evdb *evdb, int idx)
+{
+	switch (pmuctx_evdb_event_implemented(evdb, idx)) {
+	case 0:
+		return " [not implemented by this PMU]";
+	default:
+		return "";
+	}
 }
 
 static void json_str(const char *s)
@@ -37,7 +79,49 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
-static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
+static void list_header(struct pmuctx_evdb *evdb)
+{
+	int i, n = pmuctx_evdb_n_events(evdb), known = 0, implemented = 0;
+
+	printf("# CPU %s:%s, table %s%s\n", pmuctx_evdb_arch(evdb), pmuctx_evdb_cpuid(evdb),
+	       pmuctx_evdb_table(evdb) ? pmuctx_evdb_table(evdb) : "(none: software events only)",
+	       pmuctx_evdb_is_fallback(evdb) ? " (no table for this model: the architecture's common events)" : "");
+	for (i = 0; i < n; i++) {
+		int impl = pmuctx_evdb_event_implemented(evdb, i);
+
+		known += impl >= 0;
+		implemented += impl > 0;
+	}
+	if (known)
+		printf("# this PMU implements %d of the %d common events listed (PMCEID0/1)%s\n",
+		       implemented, known, pmuctx_evdb_is_fallback(evdb) ?
+		       "; the others are hidden (list --all shows them)" : "");
+	n = pmuctx_evdb_n_skipped(evdb);
+	if (n)
+		printf("# %d derived event definition%s skipped: this CPU lacks a base event (list --skipped)\n",
+		       n, n > 1 ? "s" : "");
+}
+
+static void list_generic(struct pmuctx_evdb *evdb, const char *pattern, int json)
+{
+	const char *name, *means;
+	int i, first = 1;
+
+	for (i = 0; !pmuctx_evdb_generic(evdb, i, &name, &means); i++) {
+		if (!matches(pattern, name, means))
+			continue;
+		if (json) {
+			printf("%s\n  {\"name\": ", first ? "" : ","), json_str(name);
+			printf(", \"means\": "), json_str(means);
+			printf("}");
+		} else {
+			printf("%-40s = %s\n", name, means);
+		}
+		first = 0;
+	}
+}
+
+static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json, int all)
 {
 	int i, n = pmuctx_evdb_n_events(evdb), first = 1;
 	unsigned u;
@@ -47,20 +131,25 @@ static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
 		printf(", \"table\": "), json_str(pmuctx_evdb_table(evdb) ? pmuctx_evdb_table(evdb) : ""),
 		printf(", \"events\": [");
 	else
-		printf("# CPU %s:%s, table %s\n", pmuctx_evdb_arch(evdb), pmuctx_evdb_cpuid(evdb),
-		       pmuctx_evdb_table(evdb) ? pmuctx_evdb_table(evdb) : "(none: software events only)");
+		list_header(evdb);
 	for (i = 0; i < n; i++) {
 		struct pmuctx_event_desc ev;
 		char full[256];
+		int impl = pmuctx_evdb_event_implemented(evdb, i);
 
 		pmuctx_evdb_event(evdb, i, &ev);
 		snprintf(full, sizeof(full), "%s::%s", ev.pmu, ev.name);
-		if (!matches(pattern, full))
+		if (!event_matches(evdb, i, &ev, pattern))
+			continue;
+		/* the PMUv3 fallback lists only what PMCEID says this CPU has */
+		if (impl == 0 && pmuctx_evdb_is_fallback(evdb) && !all)
 			continue;
 		if (json) {
 			printf("%s\n  {\"pmu\": ", first ? "" : ","), json_str(ev.pmu);
 			printf(", \"name\": "), json_str(ev.name);
 			printf(", \"code\": %u, \"desc\": ", ev.code), json_str(ev.desc);
+			if (impl >= 0)
+				printf(", \"implemented\": %s", impl ? "true" : "false");
 			printf(", \"umasks\": [");
 			for (u = 0; u < ev.n_umasks; u++) {
 				struct pmuctx_umask_desc um;
@@ -75,7 +164,8 @@ static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
 			}
 			printf("]}");
 		} else {
-			printf("%-40s %s%s\n", full, ev.desc, ev.deprecated ? " [deprecated]" : "");
+			printf("%-40s %s%s%s\n", full, ev.desc, ev.deprecated ? " [deprecated]" : "",
+			       implemented_mark(evdb, i));
 			for (u = 0; u < ev.n_umasks; u++) {
 				struct pmuctx_umask_desc um;
 
@@ -85,6 +175,11 @@ static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
 		}
 		first = 0;
 	}
+	if (json)
+		printf("\n ], \"generic\": [");
+	else
+		printf("\n# perf's generic names\n");
+	list_generic(evdb, pattern, json);
 	if (json)
 		printf("\n ], \"derived\": [");
 	else
@@ -96,7 +191,7 @@ static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
 		unsigned b;
 
 		pmuctx_evdb_derived(evdb, i, &d);
-		if (!matches(pattern, d.name))
+		if (!matches(pattern, d.name, *d.ldesc ? d.ldesc : d.sdesc))
 			continue;
 		if (json) {
 			printf("%s\n  {\"name\": ", first ? "" : ","), json_str(d.name);
@@ -125,7 +220,7 @@ static int list_plain(struct pmuctx_evdb *evdb, const char *pattern, int json)
 		struct pmuctx_metric_desc m;
 
 		pmuctx_evdb_metric(evdb, i, &m);
-		if (!matches(pattern, m.name))
+		if (!matches(pattern, m.name, m.desc) && !matches(pattern, m.groups, NULL))
 			continue;
 		if (json) {
 			printf("%s\n  {\"name\": ", first ? "" : ","), json_str(m.name);
@@ -151,7 +246,12 @@ static int list_details(struct pmuctx_evdb *evdb, const char *name)
 	unsigned u, g;
 
 	if (idx < 0) {
-		fprintf(stderr, "pmuctx: unknown event '%s' (try: pmuctx list %s)\n", name, name);
+		char near[128];
+
+		if (pmuctx_evdb_suggest(evdb, name, near, sizeof(near)))
+			fprintf(stderr, "pmuctx: unknown event '%s'; did you mean '%s'?\n", name, near);
+		else
+			fprintf(stderr, "pmuctx: unknown event '%s' (try: pmuctx list %s)\n", name, name);
 		return 1;
 	}
 	pmuctx_evdb_event(evdb, idx, &ev);
@@ -186,11 +286,15 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 {
 	struct pmuctx_evdb *evdb;
 	const char *pattern = NULL, *details = NULL;
-	int i, json = 0;
+	int i, json = 0, all = 0, skipped = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
+		} else if (!strcmp(argv[i], "--all")) {
+			all = 1;
+		} else if (!strcmp(argv[i], "--skipped")) {
+			skipped = 1;
 		} else if (!strcmp(argv[i], "--details")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "usage: pmuctx list --details EVENT\n");
@@ -200,7 +304,7 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 		} else if (!pattern && argv[i][0] != '-') {
 			pattern = argv[i];
 		} else {
-			fprintf(stderr, "usage: pmuctx list [--json] [PATTERN] | list --details EVENT\n");
+			fprintf(stderr, "usage: pmuctx list [--json] [--all] [PATTERN] | list --details EVENT | list --skipped\n");
 			return 2;
 		}
 	}
@@ -209,5 +313,10 @@ int cmd_list(struct cli *cli, int argc, char **argv)
 		return 1;
 	if (details)
 		return list_details(evdb, details);
-	return list_plain(evdb, pattern, json);
+	if (skipped) {
+		for (i = 0; i < pmuctx_evdb_n_skipped(evdb); i++)
+			printf("%s\n", pmuctx_evdb_skipped(evdb, i));
+		return 0;
+	}
+	return list_plain(evdb, pattern, json, all);
 }

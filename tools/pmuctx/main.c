@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli.h"
+#include "pmuctx_abi.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -27,9 +29,10 @@ struct command {
  * tools/Makefile and add a line here.
  */
 static const struct command commands[] = {
-	{ "list", cmd_list, "list [--json] [PATTERN] | list --details EVENT" },
+	{ "list", cmd_list, "list [--json] [--all] [PATTERN] | list --details EVENT | list --skipped" },
 	{ "check", cmd_check, "check EVENT..." },
-	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT]...]... [--no-inherit] [--] COMMAND [ARGS]" },
+	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT|{EVENT,...}]...]... [-M METRIC] [-r N] [-I MS]\n"
+			    "              [-x SEP | --json] [-o FILE] [--per-task] [-p PID | -t TID] [--] [COMMAND]" },
 	{ "info", cmd_info, "info" },
 };
 
@@ -81,6 +84,43 @@ static void print_version(void)
 	printf("pmuctx %s (ABI version %d)\n", PMUCTX_VERSION, PMUCTX_ABI_VERSION);
 }
 
+/* Is the database for the CPU we run on (no --cpu, or the same id)? */
+int cli_cpu_is_local(struct cli *cli)
+{
+	const char *forced = cli->cpuid && *cli->cpuid ? cli->cpuid : getenv("PMUCTX_CPUID");
+	const char *arch, *colon;
+	char here[128];
+
+	if (!forced || !*forced)
+		return 1;
+	if (pmuctx_detect_cpuid(here, sizeof(here), &arch))
+		return 0;
+	colon = strchr(forced, ':');
+	if (colon) {
+		if (strncmp(forced, arch, colon - forced) || arch[colon - forced])
+			return 0;
+		forced = colon + 1;
+	}
+	if (!strcasecmp(forced, here))
+		return 1;
+	/* arm64: 0x410fd0c0 and 0x00000000410fd0c0 are one MIDR */
+	return !strcmp(arch, "arm64") && strtoull(forced, NULL, 16) == strtoull(here, NULL, 16);
+}
+
+/* PMCEID0/1 of the running PMU, when the module is there to say. */
+static void cli_mark_implemented(struct cli *cli)
+{
+	struct pmuctx_info info;
+	uint64_t hw_events[2];
+
+	if (!cli_cpu_is_local(cli) || pmuctx_get_info(&info))
+		return;
+	hw_events[0] = info.hw_events[0];
+	hw_events[1] = info.hw_events[1];
+	if ((info.features & PMUCTX_FEAT_HARDWARE) && !strncmp(info.backend, "armv8", 5))
+		pmuctx_evdb_set_implemented(cli->evdb, hw_events);
+}
+
 struct pmuctx_evdb *cli_evdb(struct cli *cli)
 {
 	char err[512];
@@ -93,14 +133,18 @@ struct pmuctx_evdb *cli_evdb(struct cli *cli)
 		fprintf(stderr, "pmuctx: %s\n", err);
 		return NULL;
 	}
-	ret = pmuctx_derived_load_env(cli->evdb, err, sizeof(err));
+	ret = pmuctx_derived_load_presets(cli->evdb, err, sizeof(err));
+	if (!ret)
+		ret = pmuctx_derived_load_env(cli->evdb, err, sizeof(err));
 	for (i = 0; !ret && i < cli->n_event_files; i++)
 		ret = pmuctx_derived_load(cli->evdb, cli->event_files[i], err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "pmuctx: %s\n", err);
 		pmuctx_evdb_close(cli->evdb);
 		cli->evdb = NULL;
+		return NULL;
 	}
+	cli_mark_implemented(cli);
 	return cli->evdb;
 }
 
@@ -156,6 +200,10 @@ int main(int argc, char **argv)
 		if (argi + 1 < argc && (!strcmp(argv[argi + 1], "--help") ||
 					!strcmp(argv[argi + 1], "-h")))
 			return help(2, argv + argi - 1);
+		if (argi + 1 < argc && !strcmp(argv[argi + 1], "--version")) {
+			print_version();
+			return 0;
+		}
 		ret = cmd->run(&cli, argc - argi, argv + argi);
 		pmuctx_evdb_close(cli.evdb);
 		return ret;

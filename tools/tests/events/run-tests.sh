@@ -53,6 +53,7 @@ jevents_fails() {	# CASE EXPECTED-MESSAGE
 run_binary test_json
 run_binary test_events
 run_binary test_derived
+run_binary test_stat
 
 
 echo "# jevents"
@@ -73,6 +74,65 @@ check "list --json is valid JSON" sh -c "'$P' --cpu 0x000f0510 list --json > $OU
 check "list pattern filters" sh -c "'$P' --cpu 0x000f0510 list 'L1D*' | grep -q L1D_CACHE_REFILL && ! '$P' --cpu 0x000f0510 list 'L1D*' | grep -q CPU_CYCLES"
 check "--event-file adds derived events to list" sh -c "'$P' --cpu GenuineIntel-6-55-4 --event-file $fixtures/derived-all-types.csv list USER_IF | grep -q DERIVED_INFIX"
 check "PMUCTX_EVENT_FILE adds derived events" sh -c "PMUCTX_EVENT_FILE=$fixtures/derived-all-types.csv '$P' --cpu GenuineIntel-6-55-4 list PAPI_PF | grep -q DERIVED_POSTFIX"
+
+check "list glob matches bare names" sh -c "'$P' --cpu 0x410fd0c0 list 'INST*' | grep -q 'armv8_pmuv3::INST_RETIRED ' && ! '$P' --cpu 0x410fd0c0 list 'INST*' | grep -q CPU_CYCLES"
+check "list glob matches EVENT.UMASK" sh -c "'$P' --cpu GenuineIntel-6-55-4 list 'INST_RETIRED.ANY*' | grep -q '^cpu::INST_RETIRED '"
+check "list substring searches descriptions" sh -c "'$P' --cpu 0x410fd0c0 list mispredicted | grep -q BR_MIS_PRED_RETIRED"
+check "list shows perf's generic names" sh -c "'$P' --cpu 0x410fd0c0 list branch-misses | grep -q '^branch-misses *= BR_MIS_PRED'"
+check "list --details suggests a near name" sh -c "'$P' --cpu 0x410fd0c0 list --details BR_RETIRD 2>&1 | grep -q \"did you mean 'BR_RETIRED'\""
+check "check suggests a near name" sh -c "'$P' --cpu 0x410fd0c0 check BR_RETIRD | grep -q \"did you mean 'BR_RETIRED'\""
+check "unknown arm64 model: PMUv3 fallback" sh -c "'$P' --cpu 0x610f0220 list | head -1 | grep -q 'arm/pmuv3-generic (no table for this model'"
+check "--skipped lists papi presets this CPU cannot count" sh -c "'$P' --cpu GenuineIntel-6-55-4 --event-file '$PAPI_EVENTS_CSV' list --skipped | grep -q 'PAPI_TOT_CYC: base event'"
+
+# every model of the upstream mapfiles lists and encodes its events
+upstream_models() {	# ARCH: one CPU id per mapfile line, made concrete
+	sed -e '/^#/d' -e '1d' "$UPSTREAM_ARCH/$1/mapfile.csv" | while IFS=, read -r id ver dir type rest; do
+		[ "$type" = core ] || continue
+		case $1 in
+		arm64) echo "$id $dir" ;;
+		x86) # first alternative of the pattern, first character of a class
+			concrete=$(echo "$id" | sed -e 's/(\([^|)]*\)[^)]*)/\1/g' -e 's/\[\[:xdigit:\]\]+/31/' \
+				-e 's/\[\([0-9A-F]\)[^]]*\]/\1/g' -e 's/\[\([0-9A-F]\)-[0-9A-F]\]/\1/g' -e 's/+//g')
+			echo "$concrete $dir" ;;
+		esac
+	done
+}
+every_model() {
+	bad=0
+	for arch in x86 arm64; do
+		upstream_models $arch > "$OUT/models.$arch"
+		while read -r id dir; do
+			first=$("$P" --cpu "$arch:$id" list 2>&1 | sed -n 's/^\([a-z_0-9]*::[A-Za-z0-9_.]*\) .*/\1/p' | grep -v '^sw::' | head -1)
+			if ! "$P" --cpu "$arch:$id" list 2>&1 | head -1 | grep -q "table $dir\$\|table $dir "; then
+				echo "# $arch:$id does not select $dir"; bad=1
+			elif [ -z "$first" ] || ! "$P" --cpu "$arch:$id" check "$first" >/dev/null 2>&1 && \
+				! "$P" --cpu "$arch:$id" check "$first" 2>&1 | grep -q 'needs a unit mask'; then
+				echo "# $arch:$id: cannot encode $first"; bad=1
+			fi
+		done < "$OUT/models.$arch"
+	done
+	[ $bad -eq 0 ] && [ -s "$OUT/models.x86" ] && [ -s "$OUT/models.arm64" ]
+}
+if [ -d "$UPSTREAM_ARCH" ]; then
+	every_model > "$OUT/models.log" 2>&1; status=$?
+	cat "$OUT/models.log"
+	if [ $status -eq 0 ]; then
+		echo "ok - every upstream model ($(cat "$OUT/models.x86" "$OUT/models.arm64" | wc -l)) selects its table and encodes an event"
+		passed=$((passed + 1))
+	else
+		echo "not ok - some upstream model does not select its table or encode"; failed=$((failed + 1))
+	fi
+fi
+
+# stat on the host: no module needed for these answers
+case $(uname -m) in aarch64) OTHER=GenuineIntel-6-55-4 ;; *) OTHER=arm64:0x410fd0c0 ;; esac
+check "stat --cpu of another CPU is refused, status 2" sh -c "'$P' --cpu $OTHER stat -e task-clock -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q 'is not this CPU' $OUT/cli.err && grep -q 'would count other events here' $OUT/cli.err"
+check "stat: typo in -e gets a suggestion, status 2" sh -c "'$P' stat -e task-clok -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q \"did you mean 'task-clock'\" $OUT/cli.err"
+check "stat: bad -r is a usage error" sh -c "'$P' stat -r x -- true 2> $OUT/cli.err; [ \$? -eq 2 ] && grep -q 'positive number of runs: x' $OUT/cli.err"
+if [ ! -e /dev/pmuctx ]; then
+	check "stat without the module says so, status 1" sh -c "'$P' stat -e task-clock -- true 2> $OUT/cli.err; [ \$? -eq 1 ] && grep -q '/dev/pmuctx does not exist: is the pmuctx module loaded' $OUT/cli.err"
+fi
+check "pmuctx stat --version" sh -c "'$P' stat --version | grep -q '^pmuctx '"
 
 echo "# papi_events.csv via the CLI"
 if [ -r "$PAPI_EVENTS_CSV" ]; then

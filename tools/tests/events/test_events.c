@@ -134,9 +134,15 @@ static void test_mapfile(void)
 	expect_table(&fixture_db, "0x410fd0d0", NULL);
 	expect_table(NULL, "0x000f0510", "arm/pmuv3-generic");
 	expect_table(NULL, "0x00000000000f0510", "arm/pmuv3-generic");
-	expect_table(NULL, "GenuineIntel-6-8F-8", "intel-architectural");
-	expect_table(NULL, "GenuineIntel-6-55-4", "intel-architectural");
-	expect_table(NULL, "AuthenticAMD-25-1-1", NULL);
+	/* built in: every upstream model first, ours as fallback and base */
+	expect_table(NULL, "GenuineIntel-6-8F-8", "sapphirerapids");
+	expect_table(NULL, "GenuineIntel-6-55-4", "skylakex");
+	expect_table(NULL, "GenuineIntel-6-99-1", "intel-architectural");
+	expect_table(NULL, "AuthenticAMD-25-1-1", "amdzen3");
+	expect_table(NULL, "0x410fd0c0", "arm/cortex-a76-n1");
+	expect_table(NULL, "0x410fd080", "arm/cortex-a57-a72");
+	expect_table(NULL, "0x610f0220", "arm/pmuv3-generic");
+	expect_table(NULL, "AuthenticAMD-15-1-1", NULL);
 	setenv("PMUCTX_CPUID", "0x000f0510", 1);
 	expect_table(NULL, NULL, "arm/pmuv3-generic");
 	setenv("PMUCTX_CPUID", "GenuineIntel-6-3C-1", 1);
@@ -313,10 +319,12 @@ static void test_builtin(void)
 	expect_err(evdb, "UNHALTED_CORE_CYCLES", PMUCTX_EV_EUNKNOWN_EVENT, "arm/pmuv3-generic");
 	for (i = 0; i < 6; i++)
 		expect_enc(evdb, sw[i], PMUCTX_TYPE_SOFTWARE, i, 0, 0);
-	expect_enc(evdb, "sw::page-faults:u", PMUCTX_TYPE_SOFTWARE, 3, 0, 1);
-	expect_enc(evdb, "sw/config=5/k", PMUCTX_TYPE_SOFTWARE, 5, 1, 0);
-	expect_err(evdb, "task-clock:h", PMUCTX_EV_EUNKNOWN_MOD, "modifiers: u, k");
-	expect_roundtrip(evdb, "context-switches:u");
+	/* the kernel counts software events in every mode: no modifier */
+	expect_err(evdb, "sw::page-faults:u", PMUCTX_EV_EUNKNOWN_MOD,
+		   "software event page-faults counts the task in every mode: it takes no modifier ('u')");
+	expect_err(evdb, "sw/config=5/k", PMUCTX_EV_EUNKNOWN_MOD, "takes no modifier ('k')");
+	expect_err(evdb, "task-clock:h", PMUCTX_EV_EUNKNOWN_MOD, "takes no modifier ('h')");
+	expect_roundtrip(evdb, "context-switches");
 	expect_roundtrip(evdb, "BR_PRED:k");
 	ok(!pmuctx_metric_eval(evdb, "ipc", lookup_values, vals, &v, err, sizeof(err)) && v == 3,
 	   "arm64 metric ipc = 3");
@@ -328,7 +336,8 @@ static void test_builtin(void)
 			       sizeof(err)) && v == 0.2, "if/else metric");
 	pmuctx_evdb_close(evdb);
 
-	evdb = open_db(NULL, "GenuineIntel-6-55-4");
+	/* an Intel model without an upstream table: our architectural events */
+	evdb = open_db(NULL, "GenuineIntel-6-99-1");
 	expect_enc(evdb, "UNHALTED_CORE_CYCLES", 2, 0x3c, 0, 0);
 	expect_enc(evdb, "INSTRUCTION_RETIRED", 2, 0xc0, 0, 0);
 	expect_enc(evdb, "INSTRUCTION_RETIRED.ANY_P", 2, 0xc0, 0, 0);
@@ -429,6 +438,75 @@ static void test_listing(void)
 	pmuctx_evdb_close(evdb);
 }
 
+/* The built-in upstream models, ours showing through, perf's generic names. */
+static void test_real_cpus(void)
+{
+	struct pmuctx_evdb *evdb = open_db(NULL, "GenuineIntel-6-55-4");
+	uint64_t mask[2] = { 1ULL << 0x11 | 1ULL << 0x08, 0 };
+	int idx;
+
+	expect_enc(evdb, "INST_RETIRED.ANY_P", 2, 0xc0, 0, 0);
+	expect_enc(evdb, "skx::INST_RETIRED.ANY_P:u", 2, 0xc0, 0, 1);
+	/* fixed-counter pseudo-events encode as perf does */
+	expect_enc(evdb, "INST_RETIRED.ANY", 2, 0xc0, 0, 0);
+	expect_enc(evdb, "CPU_CLK_UNHALTED.THREAD", 2, 0x3c, 0, 0);
+	expect_enc(evdb, "CPU_CLK_UNHALTED.THREAD_ANY", 2, 0x3c | 1ULL << 21, 0, 0);
+	expect_enc(evdb, "CPU_CLK_UNHALTED.REF_TSC", 2, 0x300, 0, 0);
+	/* our architectural table shows through; a core event beats the iMC's */
+	expect_enc(evdb, "ix86arch::UNHALTED_CORE_CYCLES", 2, 0x3c, 0, 0);
+	expect_enc(evdb, "LLC_MISSES", 2, 0x412e, 0, 0);
+	expect_enc(evdb, "cycles", PMUCTX_TYPE_HARDWARE, PMUCTX_HW_CPU_CYCLES, 0, 0);
+	expect_enc(evdb, "cpu-cycles:u", PMUCTX_TYPE_HARDWARE, PMUCTX_HW_CPU_CYCLES, 0, 1);
+	expect_enc(evdb, "instructions:k", PMUCTX_TYPE_HARDWARE, PMUCTX_HW_INSTRUCTIONS, 1, 0);
+	expect_enc(evdb, "branch-misses", 2, 0xc5, 0, 0);
+	expect_enc(evdb, "cache-misses:u", 2, 0x412e, 0, 1);
+	expect_enc(evdb, "cs", PMUCTX_TYPE_SOFTWARE, PMUCTX_SW_CONTEXT_SWITCHES, 0, 0);
+	expect_enc(evdb, "faults", PMUCTX_TYPE_SOFTWARE, PMUCTX_SW_PAGE_FAULTS, 0, 0);
+	expect_enc(evdb, "cpu-clock", PMUCTX_TYPE_SOFTWARE, PMUCTX_SW_TASK_CLOCK, 0, 0);
+	expect_err(evdb, "cycles:c=1", PMUCTX_EV_EUNKNOWN_MOD, "cycles accepts only u, k and h");
+	expect_roundtrip(evdb, "cycles:u");
+	expect_err(evdb, "INST_RETIRD.ANY_P", PMUCTX_EV_EUNKNOWN_EVENT,
+		   "did you mean 'INST_RETIRED.ANY_P'?");
+	expect_err(evdb, "cylces", PMUCTX_EV_EUNKNOWN_EVENT, "did you mean 'cycles'?");
+	expect_err(evdb, "cs:u", PMUCTX_EV_EUNKNOWN_MOD, "context-switches counts the task in every mode");
+	ok(!pmuctx_evdb_is_fallback(evdb), "skylakex is a model table, not a fallback");
+	pmuctx_evdb_close(evdb);
+
+	evdb = open_db(NULL, "AuthenticAMD-25-1-1");
+	expect_enc(evdb, "branch-misses", 2, 0xc3, 0, 0);
+	expect_enc(evdb, "amd64_fam19h_zen3::EX_RET_INSTR", 2, 0xc0, 0, 0);
+	pmuctx_evdb_close(evdb);
+
+	/* hybrid: cpu_core and cpu_atom both core PMUs with modifiers */
+	evdb = open_db(NULL, "GenuineIntel-6-97-1");
+	expect_enc(evdb, "cpu_atom::BR_INST_RETIRED.ALL_BRANCHES:u", 2, 0xc4, 0, 1);
+	expect_enc(evdb, "cpu_core::BR_INST_RETIRED.ALL_BRANCHES:k", 2, 0xc4, 1, 0);
+	pmuctx_evdb_close(evdb);
+
+	evdb = open_db(NULL, "0x410fd0c0");
+	expect_enc(evdb, "BR_RETIRED", 2, 0x21, 0, 0);
+	expect_enc(evdb, "branch-misses", 2, 0x10, 0, 0);
+	expect_enc(evdb, "branches:u", 2, 0x0c, 0, 1);
+	expect_enc(evdb, "arm_n1::CPU_CYCLES", 2, 0x11, 0, 0);
+	expect_err(evdb, "BR_RETIRD", PMUCTX_EV_EUNKNOWN_EVENT, "did you mean 'BR_RETIRED'?");
+	pmuctx_evdb_close(evdb);
+
+	/* any other arm64: the PMUv3 common events, marked by PMCEID */
+	evdb = open_db(NULL, "0x610f0220");
+	ok(evdb && pmuctx_evdb_is_fallback(evdb), "unknown arm64 CPU falls back to the PMUv3 common events");
+	expect_enc(evdb, "BR_RETIRED", 2, 0x21, 0, 0);
+	idx = pmuctx_evdb_find(evdb, "BR_RETIRED");
+	ok(pmuctx_evdb_event_implemented(evdb, idx) == -1, "implemented unknown before PMCEID is given");
+	pmuctx_evdb_set_implemented(evdb, mask);
+	ok(pmuctx_evdb_event_implemented(evdb, pmuctx_evdb_find(evdb, "CPU_CYCLES")) == 1 &&
+	   pmuctx_evdb_event_implemented(evdb, pmuctx_evdb_find(evdb, "INST_RETIRED")) == 1 &&
+	   pmuctx_evdb_event_implemented(evdb, idx) == 0,
+	   "PMCEID0 bits 0x11, 0x08 mark CPU_CYCLES and INST_RETIRED, not BR_RETIRED");
+	ok(pmuctx_evdb_event_implemented(evdb, pmuctx_evdb_find(evdb, "task-clock")) == -1,
+	   "software events: PMCEID says nothing");
+	pmuctx_evdb_close(evdb);
+}
+
 int main(void)
 {
 	test_mapfile();
@@ -437,5 +515,6 @@ int main(void)
 	test_builtin();
 	test_metrics();
 	test_listing();
+	test_real_cpus();
 	return done_testing();
 }

@@ -59,6 +59,12 @@ int main(void)
 	expect_config(evdb, "CYCLE_ACTIVITY.STALLS_TOTAL", 0x040004a3);
 	expect_config(evdb, "BR_MISP_RETIRED.ALL_BRANCHES", 0xc5);
 	expect_config(evdb, "LONGEST_LAT_CACHE.MISS", 0x412e);
+	/* an entry with EventName and MetricName is both */
+	ok(pmuctx_evdb_find_metric(evdb, "LLC_MISSES.PCIE_WRITE") >= 0, "LLC_MISSES.PCIE_WRITE is a metric");
+	expect_config(evdb, "iio::LLC_MISSES.PCIE_WRITE", 0x183);
+	pmuctx_evdb_close(evdb);
+	/* upstream's arm64 mapfile comments its header out: the first line is data */
+	evdb = open_cpu("0x00000000410fd020", "arm/cortex-a34");
 	pmuctx_evdb_close(evdb);
 	evdb = open_cpu("GenuineIntel-6-55-7", "cascadelakex");
 	pmuctx_evdb_close(evdb);
