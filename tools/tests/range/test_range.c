@@ -222,6 +222,55 @@ static void test_against_brute_force(void)
 	ok(!errors, "every random plan is valid for its hardware; %u invalid", errors);
 }
 
+/*
+ * Scaling every address and every order by 2^shift scales the optimum:
+ * this carries the exhaustive search up to blocks of 2^55 and addresses
+ * near 2^57, where Itanium-sized masks live.
+ */
+static void test_scaled_brute_force(void)
+{
+	unsigned int iter, mismatches = 0, errors = 0, largest = 0;
+
+	for (iter = 0; iter < 3000; iter++) {
+		struct pmuctx_range_hw hw = { .name = "scaled", .kinds = BIT(PMUCTX_RANGE_DATA) };
+		struct pmuctx_range_regs small;
+		unsigned int shift = 1 + rng_below(50), s, e;
+		struct brute_result want;
+		struct pmuctx_range_plan p;
+		int ret;
+
+		small.nr = 1 + rng_below(4);
+		small.min_order = rng_below(4);
+		small.max_order = small.min_order + rng_below(6 - small.min_order);
+		small.byte_select_order = rng_below(2) ? small.min_order : 0;
+		s = rng_below(63);
+		e = s + 1 + rng_below(64 - s);
+		want = brute_force(&small, s, e);
+
+		hw.data = small;
+		hw.data.min_order += shift;
+		hw.data.max_order += shift;
+		if (small.byte_select_order)
+			hw.data.byte_select_order += shift;
+		ret = pmuctx_range_plan(&hw, (uint64_t)s << shift, (uint64_t)e << shift,
+					PMUCTX_RANGE_DATA, &p);
+		if (!want.found ? ret != -ERANGE :
+		    ret || p.start_off + p.end_off != want.over << shift || p.nr_blocks != want.nr) {
+			if (mismatches++ < 5)
+				diag("scaled iter %u shift %u [%u, %u) nr %u orders %u..%u: ret %d",
+				     iter, shift, s, e, small.nr, small.min_order, small.max_order, ret);
+			continue;
+		}
+		if (!ret && plan_error(&hw, PMUCTX_RANGE_DATA, (uint64_t)s << shift,
+				       (uint64_t)e << shift, &p))
+			errors++;
+		if (!ret && hw.data.max_order > largest)
+			largest = hw.data.max_order;
+	}
+	ok(!mismatches && !errors && largest >= 50,
+	   "scaled by up to 2^50, random plans still match the exhaustive optimum");
+}
+
 /* The same exhaustive search for the presets with small blocks. */
 static void test_presets_against_brute_force(const char *name, unsigned int kind)
 {
@@ -507,5 +556,6 @@ int main(void)
 	test_presets_against_brute_force("arm64-watchpoints", PMUCTX_RANGE_INSN);
 	test_presets_against_brute_force("itanium2", PMUCTX_RANGE_DATA);
 	test_against_brute_force();
+	test_scaled_brute_force();
 	return done_testing();
 }
