@@ -149,7 +149,7 @@ int pmuctx_range_plan(const struct pmuctx_range_hw *hw, u64 start, u64 end,
 		return -EOPNOTSUPP;
 	if (regs->nr > PMUCTX_RANGE_MAX_BLOCKS || regs->min_order > 63 ||
 	    regs->max_order > 63 || regs->min_order > regs->max_order ||
-	    regs->byte_select_order > 63)
+	    regs->byte_select_order > regs->min_order)
 		return -EINVAL;
 
 	for (low = 0; low <= 64; low++) {

@@ -30,7 +30,9 @@ enum pmuctx_range_kind {
  * One bank of address-match registers.  A register matches one naturally
  * aligned block of 2^order bytes, min_order <= order <= max_order, or, when
  * byte_select_order is non-zero, any run of contiguous bytes inside one
- * aligned 2^byte_select_order block (arm64's byte address select).
+ * aligned 2^byte_select_order block (arm64's byte address select).  Byte
+ * select must not be coarser than the smallest mask: the greedy tiling
+ * relies on it.
  */
 struct pmuctx_range_regs {
 	unsigned int nr;		/* registers for one range; 0: none */

@@ -538,6 +538,23 @@ static void test_presets(void)
 	   "three presets, found by exact name only");
 	ok(pmuctx_range_plan(NULL, 0, 1, PMUCTX_RANGE_DATA, NULL) == -EINVAL,
 	   "no hardware description: -EINVAL");
+	{
+		struct pmuctx_range_hw bad = { .name = "bad", .kinds = BIT(PMUCTX_RANGE_DATA),
+			.data = { .nr = 4, .min_order = 2, .max_order = 8, .byte_select_order = 3 } };
+		struct pmuctx_range_plan p;
+		int coarse_bytes = pmuctx_range_plan(&bad, 0x1000, 0x1003, PMUCTX_RANGE_DATA, &p);
+		int too_many, inverted_orders;
+
+		bad.data.byte_select_order = 0;
+		bad.data.nr = PMUCTX_RANGE_MAX_BLOCKS + 1;
+		too_many = pmuctx_range_plan(&bad, 0x1000, 0x1004, PMUCTX_RANGE_DATA, &p);
+		bad.data.nr = 4;
+		bad.data.min_order = 9;
+		inverted_orders = pmuctx_range_plan(&bad, 0x1000, 0x1004, PMUCTX_RANGE_DATA, &p);
+		ok(coarse_bytes == -EINVAL && too_many == -EINVAL && inverted_orders == -EINVAL,
+		   "inconsistent hardware descriptions: -EINVAL (%d %d %d)", coarse_bytes, too_many,
+		   inverted_orders);
+	}
 }
 
 int main(void)
