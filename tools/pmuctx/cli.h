@@ -23,5 +23,6 @@ int cmd_list(struct cli *cli, int argc, char **argv);
 int cmd_check(struct cli *cli, int argc, char **argv);
 int cmd_stat(struct cli *cli, int argc, char **argv);
 int cmd_info(struct cli *cli, int argc, char **argv);
+int cmd_range(struct cli *cli, int argc, char **argv);
 
 #endif

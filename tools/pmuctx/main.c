@@ -34,6 +34,7 @@ static const struct command commands[] = {
 	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT|{EVENT,...}]...]... [-M METRIC] [-r N] [-I MS]\n"
 			    "              [-x SEP | --json] [-o FILE] [--per-task] [-p PID | -t TID] [--] [COMMAND]" },
 	{ "info", cmd_info, "info" },
+	{ "range", cmd_range, "range [--range-hw NAME] [--kind KIND] START-END|START+SIZE | range --list-hw" },
 };
 
 static void print_usage(FILE *f)
