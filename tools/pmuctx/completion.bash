@@ -35,7 +35,7 @@ _pmuctx()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '--cpu --event-file --help --version' -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W 'stat list check info help version' -- "$cur"))
+			COMPREPLY=($(compgen -W 'stat list check info range help version' -- "$cur"))
 		fi
 		return
 	fi
