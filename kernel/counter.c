@@ -139,7 +139,8 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
 	unsigned long flags;
 
-	pmuctx_ctx_sync_hw(ctx);
+	if (READ_ONCE(ctx->nr_hw))
+		pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	*value += pmuctx_counter_value(c, clk);
@@ -162,6 +163,9 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c, u64 *value,
 	*enabled = 0;
 	*running = 0;
 	pmuctx_counter_read_one(c, value, enabled, running);
+	/* Only inheriting counters ever have clones or exited totals. */
+	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
+		return;
 	spin_lock(&c->child_lock);
 	*value += c->child_value;
 	*enabled += c->child_enabled;
