@@ -3,8 +3,9 @@
  * Hostile race tests (Documentation/security.rst): attach in the window
  * between fork and the child's first run, family reads and resets racing
  * equivalent swaps, fork racing enable, fork churn racing structural
- * changes.  Each is bounded in time and meant for -smp 2, where the two
- * sides really run at once; all run as uid/gid 65534.
+ * changes, swaps racing every ctx->lock taker.  Each is bounded in time
+ * and meant for -smp 2, where the two sides really run at once; all run as
+ * uid/gid 65534.
  */
 #include <pthread.h>
 #include "hostile.h"
@@ -700,6 +701,142 @@ TEST(fork_churn_inherits_exactly)
 	EXPECT_EQ(0, ch->inherit_failed);
 	EXPECT_LE(expect_lo, ch->value);
 	EXPECT_GE(expect_hi, ch->value);
+}
+
+/* ---- swaps racing every ctx->lock taker --------------------------------- */
+
+#define SWAP_ROUNDS	20000
+#define SWAP_TOUCH	64	/* a fresh page every so many rounds: faults */
+
+struct swap_race {
+	volatile int phase;		/* 1: ping-pong running, 2: done */
+	uint64_t child_faults;		/* the child's own, at its end */
+	int fd;
+	long reads, drops, locked_ops, tree_reads;
+	uint64_t max_read, drop_from, drop_to;
+};
+
+/*
+ * On the other CPU while two equivalent tasks swap contexts on CPU 0:
+ * everything that takes ctx->lock (family reads, family enable of an
+ * enabled counter, statistics, process-tree reads), each of which must
+ * wait out a swap's claim or make it fall back to a load.
+ */
+static void *swap_racer(void *arg)
+{
+	struct swap_race *sr = arg;
+	struct pmuctx_tree_entry ents[4];
+	struct pmuctx_tree_read tr;
+	struct pmuctx_ctx_stats st;
+	uint64_t v, last = 0;
+
+	while (sr->phase < 1)
+		usleep(100);
+	while (sr->phase < 2) {
+		v = pmuctx_read1(sr->fd);
+		sr->reads++;
+		if (v < last && !sr->drops++) {
+			sr->drop_from = last;
+			sr->drop_to = v;
+		}
+		if (v > last)
+			last = v;
+		if (!ioctl(sr->fd, PMUCTX_IOC_ENABLE, 0))
+			sr->locked_ops++;
+		if (!ctx_stats(sr->fd, &st))
+			sr->locked_ops++;
+		memset(&tr, 0, sizeof(tr));
+		tr.size = sizeof(tr);
+		tr.nr_entries = 4;
+		tr.entries = (uintptr_t)ents;
+		if (!ioctl(sr->fd, PMUCTX_IOC_TREE_READ, &tr))
+			sr->tree_reads++;
+	}
+	sr->max_read = last;
+	return NULL;
+}
+
+static void touch_every(long round)
+{
+	if (!(round % SWAP_TOUCH))
+		touch_small_pages(1);
+}
+
+/*
+ * The swap takes no lock: it claims both contexts' keys, and every
+ * ctx->lock taker first waits a claim out (design.rst).  A parent and its
+ * child swap on every switch of a pipe ping-pong on CPU 0 while a thread
+ * on CPU 1 takes the lock of both contexts without pause.  The family
+ * total must stay exact (faults, checked against both tasks' own counts),
+ * reads must never drop, and most switches must still be swaps.
+ */
+TEST(swaps_racing_lock_takers_stay_exact)
+{
+	struct swap_race *sr = shared_area(sizeof(*sr));
+	uint64_t fa, fb, fc, fd, final, lo, hi;
+	int to_kid[2], to_parent[2], status;
+	struct pmuctx_ctx_stats st;
+	pthread_t th;
+	long i;
+	char c = 'x';
+	pid_t kid;
+
+	RACE_OR_SKIP();
+	ASSERT_NE(NULL, sr);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(to_kid));
+	ASSERT_EQ(0, pipe(to_parent));
+	pin_to_cpu(0);
+	/* Created first, so it holds no context and counts nothing itself. */
+	sr->phase = 0;
+	ASSERT_EQ(0, pthread_create(&th, NULL, swap_racer, sr));
+	pin_thread(th, 1);
+	fa = minflt_thread();
+	sr->fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS_MIN, PMUCTX_ATTR_INHERIT, 0, 0);
+	ASSERT_LE(0, sr->fd);
+	fb = minflt_thread();
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		/* Fork does not copy shared mappings: fault that page in now. */
+		__atomic_fetch_add(&sr->child_faults, 0, __ATOMIC_SEQ_CST);
+		for (i = 0; i < SWAP_ROUNDS; i++) {
+			read_full(to_kid[0], &c, 1);
+			touch_every(i);
+			write_full(to_parent[1], &c, 1);
+		}
+		sr->child_faults = minflt_thread();
+		syscall(SYS_exit_group, 0);
+	}
+	sr->phase = 1;
+	for (i = 0; i < SWAP_ROUNDS; i++) {
+		write_full(to_kid[1], &c, 1);
+		touch_every(i);
+		read_full(to_parent[0], &c, 1);
+	}
+	sr->phase = 2;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	fc = minflt_thread();
+	final = pmuctx_read1(sr->fd);
+	fd = minflt_thread();
+	ASSERT_EQ(0, ctx_stats(sr->fd, &st));
+	lo = sr->child_faults + (fc - fb);
+	hi = sr->child_faults + (fd - fa);
+	TH_LOG("family %llu faults (expected %llu..%llu); %llu swaps, %llu loads; racer: %ld reads, %ld locked ops, %ld tree reads, %ld drops",
+	       (unsigned long long)final, (unsigned long long)lo,
+	       (unsigned long long)hi, (unsigned long long)st.tree_swaps,
+	       (unsigned long long)st.tree_loads, sr->reads, sr->locked_ops,
+	       sr->tree_reads, sr->drops);
+	EXPECT_LE(lo, final);
+	EXPECT_GE(hi, final);
+	EXPECT_EQ(0, sr->drops) TH_LOG("dropped from %llu to %llu",
+				       (unsigned long long)sr->drop_from,
+				       (unsigned long long)sr->drop_to);
+	EXPECT_GE(final, sr->max_read);
+	EXPECT_LT(1000, sr->locked_ops);
+	EXPECT_LT(SWAP_ROUNDS / 2, st.tree_swaps);
 }
 
 TEST_HARNESS_MAIN
