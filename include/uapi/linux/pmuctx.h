@@ -120,7 +120,7 @@ struct pmuctx_ctx_stats {
 	__u64 generation;	/* this context's cookie */
 	__u64 family;		/* cookie of the family it belongs to, 0 = none */
 	__u64 loads;		/* full loads of this context */
-	__u64 swaps;		/* equivalent swaps it took part in */
+	__u64 swaps;		/* times it was handed on, loaded, by a swap */
 	__u64 tree_loads;	/* loads over the whole family */
 	__u64 tree_swaps;	/* swaps over the whole family */
 	__u64 live_tasks;	/* live tasks holding this counter or a clone */
