@@ -160,6 +160,9 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_fault_counters += delta;
 	if (pmuctx_counter_counts_migrations(c))
 		ctx->nr_migration_counters += delta;
+	ctx->rebase = (ctx->nr_fault_counters ? PMUCTX_REBASE_FAULTS : 0) |
+		      (ctx->nr_migration_counters ?
+		       PMUCTX_REBASE_MIGRATIONS : 0);
 }
 
 /*

@@ -144,7 +144,7 @@ struct pmuctx_context {
 	 * pmuctx_ctx_lock*() waits such a claim out and zeroes the key, so no
 	 * swap starts while ctx->lock is held; pmuctx_ctx_unlock*()
 	 * republishes it (release) from the context's state.  So every field
-	 * a swap writes (@task, @link, @clock, @snap, @seq, @swaps, the
+	 * a swap writes (@task, @link, @clock, @snap, @swaps, the
 	 * links' ctx and migrations_at_out) is stable under ctx->lock.
 	 */
 	u64 swap_key;
@@ -172,6 +172,8 @@ struct pmuctx_context {
 	 */
 	unsigned int nr_fault_counters;
 	unsigned int nr_migration_counters;
+	/* PMUCTX_REBASE_*: what a swap re-bases, one test when nothing. */
+	u8 rebase;
 	/*
 	 * The overflow demux: PMU slot -> counter.  Clones copy their
 	 * parent's slots, so equivalent contexts program the PMU the same
@@ -199,7 +201,12 @@ struct pmuctx_context {
 	 * to the task that mapped them, so it never swaps (ctx->lock).
 	 */
 	unsigned int nr_mapped;
-	u64 seq;		/* bumped on every load, unload, swap */
+	/*
+	 * Bumped on every load and unload: equal values around some work
+	 * prove the context stayed loaded on one CPU.  Not by a swap, which
+	 * leaves the context loaded where it was.
+	 */
+	u64 seq;
 	u64 loads;		/* full loads */
 	u64 swaps;		/* handed on, still loaded, to an equivalent task */
 
@@ -315,6 +322,9 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
  */
 #define PMUCTX_CHECK_INVARIANTS \
 	(IS_ENABLED(CONFIG_PROVE_LOCKING) || IS_ENABLED(CONFIG_KCSAN))
+
+#define PMUCTX_REBASE_FAULTS		BIT(0)
+#define PMUCTX_REBASE_MIGRATIONS	BIT(1)
 
 /* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)

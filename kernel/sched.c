@@ -123,9 +123,10 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 			struct task_struct *next)
 {
 	struct task_struct *prev = current;
+	u8 rebase = ctx->rebase;
 	u64 nmigr;
 
-	if (ctx->nr_fault_counters) {
+	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_FAULTS)) {
 		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
 						 ctx->snap[PMUCTX_CLK_MINFLT];
 		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
@@ -135,7 +136,7 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 	}
 	ctx->clock[PMUCTX_CLK_SWITCHES]++;
 	/* Left stale otherwise: adding a migration counter refreshes it. */
-	if (ctx->nr_migration_counters) {
+	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_MIGRATIONS)) {
 		nmigr = READ_ONCE(next->se.nr_migrations);
 		ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr -
 						     nlink->migrations_at_out;
@@ -150,8 +151,6 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 	nctx->task = prev;
 	nctx->link = link;
 	ctx->swaps++;
-	ctx->seq++;
-	nctx->seq++;
 }
 
 static __always_inline void pmuctx_unclaim(struct pmuctx_context *ctx, u64 key)

@@ -64,7 +64,7 @@ enum pmuctx_sw_id {
 #define PMUCTX_FORMAT_TOTAL_TIME_RUNNING	(1ULL << 1)
 #define PMUCTX_FORMAT_ID			(1ULL << 2)
 #define PMUCTX_FORMAT_GROUP			(1ULL << 3)
-#define PMUCTX_FORMAT_STAMP			(1ULL << 4)	/* load/swap sequence */
+#define PMUCTX_FORMAT_STAMP			(1ULL << 4)	/* load/unload sequence */
 #define PMUCTX_FORMAT_ALL			((1ULL << 5) - 1)
 
 /* pmuctx_attr.flags */

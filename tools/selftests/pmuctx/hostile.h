@@ -173,7 +173,7 @@ static inline int module_refcount(void)
 
 #if defined(__aarch64__)
 /* Exactly 2 * n user instructions (n >= 1). */
-static __attribute__((noinline)) void spin_loop(unsigned long n)
+static __attribute__((noinline, unused)) void spin_loop(unsigned long n)
 {
 	asm volatile("1:	subs	%0, %0, #1\n"
 		     "	b.ne	1b\n" : "+r"(n) : : "cc");
