@@ -136,7 +136,7 @@ static bool pmuctx_counter_counts_faults(const struct pmuctx_counter *c)
 	       c->attr.config == PMUCTX_SW_PAGE_FAULTS_MAJ;
 }
 
-bool pmuctx_counter_counts_migrations(const struct pmuctx_counter *c)
+static bool pmuctx_counter_counts_migrations(const struct pmuctx_counter *c)
 {
 	return c->attr.type == PMUCTX_TYPE_SOFTWARE &&
 	       c->attr.config == PMUCTX_SW_CPU_MIGRATIONS;
@@ -158,8 +158,20 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_inherit_stat += delta;
 	if (pmuctx_counter_counts_faults(c))
 		ctx->nr_fault_counters += delta;
-	if (pmuctx_counter_counts_migrations(c))
+	if (pmuctx_counter_counts_migrations(c)) {
 		ctx->nr_migration_counters += delta;
+		/*
+		 * Swaps leave the holder's migrations_at_out stale while
+		 * nothing counts migrations: the first migration counter
+		 * restarts it, or the holder's next sched_in would credit
+		 * migrations from before the counter existed.  (A fork's
+		 * context has no link yet; the fork sets a fresh one.)
+		 */
+		if (delta > 0 && ctx->nr_migration_counters == 1 &&
+		    ctx->task && ctx->link)
+			ctx->link->migrations_at_out =
+				READ_ONCE(ctx->task->se.nr_migrations);
+	}
 	ctx->rebase = (ctx->nr_fault_counters ? PMUCTX_REBASE_FAULTS : 0) |
 		      (ctx->nr_migration_counters ?
 		       PMUCTX_REBASE_MIGRATIONS : 0);

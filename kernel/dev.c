@@ -210,15 +210,6 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	c->ctx = ctx;
 	list_add_tail(&c->ctx_entry, &ctx->counters);
 	pmuctx_ctx_tally(ctx, c, 1);
-	/*
-	 * Swaps leave migrations_at_out stale while nothing counts
-	 * migrations: start it afresh, or the holder's next sched_in would
-	 * credit migrations from before this counter existed.
-	 */
-	if (pmuctx_counter_counts_migrations(c) &&
-	    ctx->nr_migration_counters == 1 && ctx->task && ctx->link)
-		ctx->link->migrations_at_out =
-			READ_ONCE(ctx->task->se.nr_migrations);
 	if (kit)
 		swap(kit, ctx->fork_kit);	/* the old one is freed below */
 	if (leader) {

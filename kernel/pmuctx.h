@@ -450,7 +450,6 @@ u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
 void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      const struct pmuctx_counter *c, int delta);
-bool pmuctx_counter_counts_migrations(const struct pmuctx_counter *c);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
 void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
 extern unsigned int pmuctx_max_counters;

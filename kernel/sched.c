@@ -114,9 +114,8 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
  * and migrations only if something counts them): prev's faults and
  * switch-out are credited, next's fault counts become the snapshot and its
  * migrations while it waited are credited, so next's sched_in has nothing
- * left to do.  O(1)
- * whatever the number of counters: contexts whose values are per task
- * (INHERIT_STAT) never swap.  Both contexts claimed.
+ * left to do.  O(1) whatever the number of counters: contexts whose values
+ * are per task (INHERIT_STAT) never swap.  Both contexts claimed.
  */
 static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 			struct pmuctx_link *nlink, struct pmuctx_context *nctx,
