@@ -385,6 +385,25 @@ static void judge(struct stream *s, const char *what, long ret, int err,
 /* ---- bad pointers ---- */
 
 enum ptr_kind { P_GOOD, P_NULL, P_NONE, P_RO, P_KERNEL, P_STRADDLE, NR_PTR };
+
+/*
+ * The ioctl's struct itself is at a bad address: that alone decides.  A
+ * read-only page holds zeros (size 0: EINVAL) or faults; anything else
+ * faults.
+ */
+static void expect_bad_struct(struct expect *e, enum ptr_kind pk)
+{
+	*e = (struct expect){ 0 };
+	e->strict = true;
+	if (pk == P_RO) {
+		allow(e, EINVAL);
+		allow(e, EFAULT);
+		e->must_fail = true;
+	} else {
+		need(e, EFAULT);
+	}
+}
+
 static const char *const ptr_names[NR_PTR] = {
 	"good", "NULL", "unmapped", "readonly", "kernel", "straddle",
 };
@@ -1319,17 +1338,8 @@ static void op_stats(struct stream *s, unsigned char *b)
 	sized_prepare(b, size, sizeof(struct pmuctx_ctx_stats), tail, s);
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
-	if (pk != P_GOOD) {
-		e = (struct expect){ 0 };
-		if (pk == P_RO) {	/* holds zeros: size 0 */
-			allow(&e, EINVAL);
-			allow(&e, EFAULT);
-			e.must_fail = e.strict = true;
-		} else {
-			need(&e, EFAULT);
-			e.strict = true;
-		}
-	}
+	if (pk != P_GOOD)
+		expect_bad_struct(&e, pk);
 	snprintf(what, sizeof(what), "ioctl STATS %s(fd %d) size=%u tail=%d ptr=%s",
 		 desc, fd, size, tail, ptr_names[pk]);
 	if (opt_verbose)
@@ -1377,17 +1387,8 @@ static void op_tree(struct stream *s, unsigned char *b)
 		memset(ents, 0xa5, (room + 1) * sizeof(*ents));
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
-	if (pk != P_GOOD) {
-		e = (struct expect){ 0 };
-		e.strict = true;
-		if (pk == P_RO) {
-			allow(&e, EINVAL);
-			allow(&e, EFAULT);
-			e.must_fail = true;
-		} else {
-			need(&e, EFAULT);
-		}
-	}
+	if (pk != P_GOOD)
+		expect_bad_struct(&e, pk);
 	allow(&e, ERANGE);
 	if (epk != P_GOOD && room)
 		allow(&e, EFAULT);
@@ -1451,17 +1452,8 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 		memset(smp, 0xa5, (lim + 1) * sizeof(*smp));
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
-	if (pk != P_GOOD) {
-		e = (struct expect){ 0 };
-		e.strict = true;
-		if (pk == P_RO) {
-			allow(&e, EINVAL);
-			allow(&e, EFAULT);
-			e.must_fail = true;
-		} else {
-			need(&e, EFAULT);
-		}
-	}
+	if (pk != P_GOOD)
+		expect_bad_struct(&e, pk);
 	/* Only hardware counters with a sample_period have a ring. */
 	if (sn.attr_known && !sn.attr.sample_period)
 		need(&e, EINVAL);
@@ -1556,17 +1548,8 @@ static void op_info(struct stream *s, unsigned char *b)
 	sized_prepare(b, size, sizeof(*in), tail, s);
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
-	if (pk != P_GOOD) {
-		e = (struct expect){ 0 };
-		e.strict = true;
-		if (pk == P_RO) {
-			allow(&e, EINVAL);
-			allow(&e, EFAULT);
-			e.must_fail = true;
-		} else {
-			need(&e, EFAULT);
-		}
-	}
+	if (pk != P_GOOD)
+		expect_bad_struct(&e, pk);
 	snprintf(what, sizeof(what), "ioctl INFO size=%u tail=%d ptr=%s", size, tail,
 		 ptr_names[pk]);
 	if (opt_verbose)
