@@ -3,46 +3,8 @@
 # "N passed, N failed"; the exit status is non-zero if anything failed.
 # Environment: OUT (build dir), JEVENTS, UPSTREAM_ARCH, PAPI_EVENTS_CSV.
 cd "$(dirname "$0")/../.." || exit 1
-passed=0
-failed=0
+. tests/tap.sh
 fixtures=tests/events/fixtures
-
-tally() {	# tally NAME < TAP output
-	while IFS= read -r line; do
-		echo "$line"
-		case "$line" in
-		"ok "*) passed=$((passed + 1)) ;;
-		"not ok "*) failed=$((failed + 1)) ;;
-		esac
-	done
-}
-
-run_binary() {
-	name=$1
-	echo "# $name"
-	if [ ! -x "$OUT/tests/$name" ]; then
-		echo "not ok - $name was not built"
-		failed=$((failed + 1))
-		return
-	fi
-	"$OUT/tests/$name" > "$OUT/tests/$name.tap" 2>&1
-	status=$?
-	tally < "$OUT/tests/$name.tap"
-	if [ $status -ne 0 ] && ! grep -q '^not ok' "$OUT/tests/$name.tap"; then
-		echo "not ok - $name exited with status $status"
-		failed=$((failed + 1))
-	fi
-}
-
-check() {	# check DESCRIPTION COMMAND...: one TAP line
-	desc=$1
-	shift
-	if "$@" >/dev/null 2>&1; then
-		echo "ok - $desc"; passed=$((passed + 1))
-	else
-		echo "not ok - $desc"; failed=$((failed + 1))
-	fi
-}
 
 # generator must stop with "file:line: message" on bad input
 jevents_fails() {	# CASE EXPECTED-MESSAGE
@@ -153,6 +115,9 @@ elif [ ! -x "$OUT/tests/test_upstream" ]; then
 else
 	run_binary test_upstream
 fi
+
+# The address-range planner (kernel/range_plan.c) and the range command.
+. tests/range/tests.sh
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
