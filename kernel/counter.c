@@ -139,8 +139,7 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
 	unsigned long flags;
 
-	if (READ_ONCE(ctx->nr_hw))
-		pmuctx_ctx_sync_hw(ctx);
+	pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	*value += pmuctx_counter_value(c, clk);

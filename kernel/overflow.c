@@ -102,16 +102,15 @@ static void pmuctx_sync_ipi(void *info)
 }
 
 /*
- * Fold the live hardware counts of @ctx, wherever it is loaded, so that the
- * caller's read under ctx->lock is current.  Process context; the caller
- * holds a reference.  A context that moves meanwhile was folded by its
- * unload; a swap keeps it on the same CPU.
+ * pmuctx_ctx_sync_hw() for a context with hardware counters: fold them on
+ * the CPU the context is loaded on.  A context that moves meanwhile was
+ * folded by its unload; a swap keeps it on the same CPU.
  */
-void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx)
+void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx)
 {
 	int cpu;
 
-	if (!pmuctx_hw || !READ_ONCE(ctx->nr_hw))
+	if (!pmuctx_hw)
 		return;
 	cpu = READ_ONCE(ctx->loaded_cpu);
 	if (cpu >= 0)

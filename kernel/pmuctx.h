@@ -466,7 +466,19 @@ extern struct workqueue_struct *pmuctx_wq;
 void pmuctx_counter_wake(struct irq_work *work);
 void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 			       u64 n);
-void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx);
+void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx);
+
+/*
+ * Fold the live hardware counts of @ctx, wherever it is loaded, so that the
+ * caller's read under ctx->lock is current.  Process context; the caller
+ * holds a reference.  Inline: most contexts have no hardware counter.
+ */
+static inline void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx)
+{
+	if (READ_ONCE(ctx->nr_hw))
+		pmuctx_ctx_sync_hw_counters(ctx);
+}
+
 void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
 			    struct pmuctx_counter *c);
 void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
