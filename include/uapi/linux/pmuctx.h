@@ -18,6 +18,7 @@
 #define PMUCTX_FEAT_SOFTWARE	(1ULL << 0)	/* software counters */
 #define PMUCTX_FEAT_HARDWARE	(1ULL << 1)	/* a hardware PMU backend */
 #define PMUCTX_FEAT_OVERFLOW	(1ULL << 2)	/* overflow interrupts */
+#define PMUCTX_FEAT_MULTIPLEX	(1ULL << 3)	/* more counters than the PMU has */
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -33,6 +34,8 @@ struct pmuctx_info {
 	__u64 hw_events[2];	/* arm64: PMCEID0/1, common events 0..63 */
 	__u32 pmu_version;	/* arm64: ID_AA64DFR0_EL1.PMUVer */
 	__u32 nr_sw_events;	/* software counter configs available */
+	__u32 mux_interval_ms;	/* rotation interval of multiplexed contexts */
+	__u32 reserved;
 };
 
 /* Counter types (pmuctx_attr.type). */
@@ -65,7 +68,24 @@ enum pmuctx_sw_id {
 #define PMUCTX_FORMAT_ID			(1ULL << 2)
 #define PMUCTX_FORMAT_GROUP			(1ULL << 3)
 #define PMUCTX_FORMAT_STAMP			(1ULL << 4)	/* load/unload sequence */
-#define PMUCTX_FORMAT_ALL			((1ULL << 5) - 1)
+#define PMUCTX_FORMAT_SLICES			(1ULL << 5)	/* struct pmuctx_slice_stats */
+#define PMUCTX_FORMAT_ALL			((1ULL << 6) - 1)
+
+/*
+ * PMUCTX_FORMAT_SLICES: after each value (and its id), the statistics of
+ * its slices, the intervals in which it counted on the PMU without a break
+ * (a rotation, a disable, or its task being switched out ends one), pooled
+ * over the counter's family, the current slice included.  The sums of the
+ * counts c and the lengths t (ns) are the value and time_running, so with
+ * these a reader can estimate the error of value * enabled / running
+ * (Documentation/multiplexing.rst).  128-bit sums: low word first.
+ */
+struct pmuctx_slice_stats {
+	__u64 slices;
+	__u64 sum_count_sq[2];		/* sum of c * c */
+	__u64 sum_count_time[2];	/* sum of c * t */
+	__u64 sum_time_sq[2];		/* sum of t * t */
+};
 
 /* pmuctx_attr.flags */
 #define PMUCTX_ATTR_DISABLED		(1ULL << 0)	/* start disabled */
@@ -74,7 +94,7 @@ enum pmuctx_sw_id {
 #define PMUCTX_ATTR_EXCLUDE_USER	(1ULL << 3)
 #define PMUCTX_ATTR_EXCLUDE_KERNEL	(1ULL << 4)
 #define PMUCTX_ATTR_ENABLE_ON_EXEC	(1ULL << 5)
-#define PMUCTX_ATTR_PINNED		(1ULL << 6)
+#define PMUCTX_ATTR_PINNED		(1ULL << 6)	/* group leader: never rotated out */
 #define PMUCTX_ATTR_INHERIT_STAT	(1ULL << 7)	/* counts stay with tasks across swaps */
 #define PMUCTX_ATTR_ALL			((1ULL << 8) - 1)
 
@@ -126,6 +146,8 @@ struct pmuctx_ctx_stats {
 	__u64 live_tasks;	/* live tasks holding this counter or a clone */
 	__u64 exited_tasks;	/* holders that exited (clones folded back) */
 	__u64 inherit_failed;	/* clones that could not be allocated */
+	__u64 rotations;	/* multiplexing rotations of this context */
+	__u64 tree_rotations;	/* rotations over the whole family */
 };
 
 /* One live clone in a process-tree read. */
