@@ -281,11 +281,7 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		pmuctx_ctx_lock_irq(ctx);
 		if (c->user_page)
 			ctx->nr_mapped--;
-		if (pmuctx_counter_is_hw(c)) {
-			ctx->slots[c->hw_idx] = NULL;
-			__clear_bit(c->hw_idx, &ctx->used_mask);
-			ctx->nr_hw--;
-		}
+		pmuctx_mux_forget(ctx, c);
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);
 		pmuctx_ctx_tally(ctx, c, -1);

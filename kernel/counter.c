@@ -4,6 +4,7 @@
  * inheritance family, and folding an exited clone into its original.
  */
 #include <linux/slab.h>
+#include <linux/string.h>
 #include "pmuctx.h"
 
 static struct kmem_cache *pmuctx_counter_cache;
@@ -81,46 +82,106 @@ static u64 pmuctx_counter_clock(const struct pmuctx_counter *c, const u64 *clk)
 /* ctx->lock held; @clk from pmuctx_ctx_clocks_now(). */
 u64 pmuctx_counter_value(struct pmuctx_counter *c, const u64 *clk)
 {
-	if (!c->enabled)
+	if (!pmuctx_counter_counting(c))
 		return c->base;
 	return c->base + pmuctx_counter_clock(c, clk) - c->snap;
 }
 
-/* Without multiplexing a counter runs whenever it is enabled. */
 void pmuctx_counter_times(struct pmuctx_counter *c, const u64 *clk,
 			  u64 *enabled, u64 *running)
 {
-	u64 t = c->time_base;
+	u64 now = clk[PMUCTX_CLK_TIME];
 
-	if (c->enabled)
-		t += clk[PMUCTX_CLK_TIME] - c->time_snap;
-	*enabled = t;
-	*running = t;
+	*enabled = c->time_base + (c->enabled ? now - c->time_snap : 0);
+	*running = c->run_base +
+		   (pmuctx_counter_counting(c) ? now - c->run_snap : 0);
+}
+
+static void pmuctx_slices_add_one(struct pmuctx_slices *sum, u64 count,
+				  u64 time)
+{
+	sum->n++;
+	sum->cc += (__uint128_t)count * count;
+	sum->ct += (__uint128_t)count * time;
+	sum->tt += (__uint128_t)time * time;
+}
+
+void pmuctx_slices_add(struct pmuctx_slices *sum,
+		       const struct pmuctx_slices *more)
+{
+	sum->n += more->n;
+	sum->cc += more->cc;
+	sum->ct += more->ct;
+	sum->tt += more->tt;
+}
+
+/* The counter's slices so far, the one in progress included. */
+void pmuctx_counter_slices(const struct pmuctx_counter *c, const u64 *clk,
+			   struct pmuctx_slices *sum)
+{
+	pmuctx_slices_add(sum, &c->slices);
+	if (pmuctx_counter_counting(c))
+		pmuctx_slices_add_one(sum, pmuctx_counter_clock(c, clk) - c->snap,
+				      clk[PMUCTX_CLK_TIME] - c->run_snap);
+}
+
+/* Counting starts or stops: a slice begins, or ends and is recorded. */
+static void pmuctx_counter_counting_changed(struct pmuctx_counter *c,
+					    bool was, const u64 *clk)
+{
+	u64 now = clk[PMUCTX_CLK_TIME], count;
+
+	if (was == pmuctx_counter_counting(c))
+		return;
+	if (!was) {
+		c->snap = pmuctx_counter_clock(c, clk);
+		c->run_snap = now;
+		return;
+	}
+	count = pmuctx_counter_clock(c, clk) - c->snap;
+	c->base += count;
+	c->run_base += now - c->run_snap;
+	pmuctx_slices_add_one(&c->slices, count, now - c->run_snap);
 }
 
 void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 				const u64 *clk)
 {
+	bool was = pmuctx_counter_counting(c);
+
 	if (on == c->enabled)
 		return;
-	if (on) {
-		c->snap = pmuctx_counter_clock(c, clk);
+	if (on)
 		c->time_snap = clk[PMUCTX_CLK_TIME];
-	} else {
-		c->base += pmuctx_counter_clock(c, clk) - c->snap;
+	else
 		c->time_base += clk[PMUCTX_CLK_TIME] - c->time_snap;
-	}
 	c->enabled = on;
+	pmuctx_counter_counting_changed(c, was, clk);
 }
 
-/* Make the counter read @value and @time from now on. */
-void pmuctx_counter_rebase(struct pmuctx_counter *c, u64 value, u64 time,
-			   const u64 *clk)
+/* Its unit left the PMU (@off) or came back: kernel/mux.c. */
+void pmuctx_counter_set_mux_off(struct pmuctx_counter *c, bool off,
+				const u64 *clk)
 {
-	c->base = value;
-	c->time_base = time;
+	bool was = pmuctx_counter_counting(c);
+
+	c->mux_off = off;
+	pmuctx_counter_counting_changed(c, was, clk);
+}
+
+/*
+ * Zero the count and its slices; the times run on, as perf's do, and a
+ * slice in progress restarts now.
+ */
+static void pmuctx_counter_zero(struct pmuctx_counter *c, const u64 *clk)
+{
+	c->base = 0;
 	c->snap = pmuctx_counter_clock(c, clk);
-	c->time_snap = clk[PMUCTX_CLK_TIME];
+	if (pmuctx_counter_counting(c)) {
+		c->run_base += clk[PMUCTX_CLK_TIME] - c->run_snap;
+		c->run_snap = clk[PMUCTX_CLK_TIME];
+	}
+	memset(&c->slices, 0, sizeof(c->slices));
 }
 
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread)
@@ -132,8 +193,8 @@ bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread)
 	return thread || !(f & PMUCTX_ATTR_INHERIT_THREAD);
 }
 
-static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
-				    u64 *enabled, u64 *running)
+static void pmuctx_counter_read_one(struct pmuctx_counter *c,
+				    struct pmuctx_reading *rd)
 {
 	struct pmuctx_context *ctx = c->ctx;
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
@@ -142,35 +203,36 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c, u64 *value,
 	pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
-	*value += pmuctx_counter_value(c, clk);
+	rd->value += pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
+	pmuctx_counter_slices(c, clk, &rd->slices);
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
-	*enabled += e;
-	*running += r;
+	rd->enabled += e;
+	rd->running += r;
 }
 
 /*
  * The counter, its live clones and its exited clones.  child_lock makes a
  * clone's move from the live list to the exited totals atomic for readers.
+ * Slices pool: each instance's are a sample of the family's enabled time.
  */
-void pmuctx_counter_family_read(struct pmuctx_counter *c, u64 *value,
-				u64 *enabled, u64 *running)
+void pmuctx_counter_family_read(struct pmuctx_counter *c,
+				struct pmuctx_reading *rd)
 {
 	struct pmuctx_counter *clone;
 
-	*value = 0;
-	*enabled = 0;
-	*running = 0;
-	pmuctx_counter_read_one(c, value, enabled, running);
+	memset(rd, 0, sizeof(*rd));
+	pmuctx_counter_read_one(c, rd);
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
 		return;
 	spin_lock(&c->child_lock);
-	*value += c->child_value;
-	*enabled += c->child_enabled;
-	*running += c->child_running;
+	rd->value += c->child_value;
+	rd->enabled += c->child_enabled;
+	rd->running += c->child_running;
+	pmuctx_slices_add(&rd->slices, &c->child_slices);
 	list_for_each_entry(clone, &c->children, child_entry)
-		pmuctx_counter_read_one(clone, value, enabled, running);
+		pmuctx_counter_read_one(clone, rd);
 	spin_unlock(&c->child_lock);
 }
 
@@ -214,14 +276,13 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 {
 	struct pmuctx_context *ctx = c->ctx;
-	u64 clk[PMUCTX_NR_CLOCKS], e, r;
+	u64 clk[PMUCTX_NR_CLOCKS];
 	unsigned long flags;
 
 	pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	pmuctx_ctx_clocks_now(ctx, clk);
-	pmuctx_counter_times(c, clk, &e, &r);
-	pmuctx_counter_rebase(c, 0, e, clk);
+	pmuctx_counter_zero(c, clk);
 	pmuctx_ctx_update_user_pages(ctx);
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
@@ -234,6 +295,7 @@ void pmuctx_counter_family_reset(struct pmuctx_counter *c)
 	pmuctx_counter_reset_one(c);
 	spin_lock(&c->child_lock);
 	c->child_value = 0;
+	memset(&c->child_slices, 0, sizeof(c->child_slices));
 	list_for_each_entry(clone, &c->children, child_entry)
 		pmuctx_counter_reset_one(clone);
 	spin_unlock(&c->child_lock);
@@ -247,21 +309,26 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 {
 	struct pmuctx_counter *parent = clone->parent;
 	struct pmuctx_context *ctx = clone->ctx;
-	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps;
+	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps, rotations;
+	struct pmuctx_slices slices = {};
 
 	spin_lock(&parent->child_lock);
 	pmuctx_ctx_lock_irq(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	v = pmuctx_counter_value(clone, clk);
 	pmuctx_counter_times(clone, clk, &e, &r);
+	pmuctx_counter_slices(clone, clk, &slices);
 	loads = ctx->loads;
 	swaps = ctx->swaps;
+	rotations = ctx->rotations;
 	pmuctx_ctx_unlock_irq(ctx);
 	parent->child_value += v;
 	parent->child_enabled += e;
 	parent->child_running += r;
 	parent->child_loads += loads;
 	parent->child_swaps += swaps;
+	parent->child_rotations += rotations;
+	pmuctx_slices_add(&parent->child_slices, &slices);
 	parent->exited_clones++;
 	list_del_init(&clone->child_entry);
 	spin_unlock(&parent->child_lock);
@@ -288,11 +355,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	pmuctx_ctx_lock_irq(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_counter_set_enabled(c, false, clk);
-	if (pmuctx_counter_is_hw(c)) {
-		ctx->slots[c->hw_idx] = NULL;
-		__clear_bit(c->hw_idx, &ctx->used_mask);
-		ctx->nr_hw--;
-	}
+	pmuctx_mux_forget(ctx, c);
 	if (c->user_page)
 		ctx->nr_mapped--;
 	list_del_init(&c->ctx_entry);

@@ -75,6 +75,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	info.abi_version = PMUCTX_ABI_VERSION;
 	info.features = PMUCTX_FEAT_SOFTWARE;
 	info.nr_sw_events = PMUCTX_SW_MAX;
+	info.mux_interval_ms = READ_ONCE(pmuctx_mux_interval_ms);
 	if (hw) {
 		strscpy(info.backend, hw->name, sizeof(info.backend));
 		info.nr_general = hw->nr_general;
@@ -84,7 +85,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		info.pmu_version = hw->pmu_version;
 		info.hw_events[0] = hw->hw_events[0];
 		info.hw_events[1] = hw->hw_events[1];
-		info.features |= hw->features;
+		info.features |= hw->features | PMUCTX_FEAT_MULTIPLEX;
 	} else {
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}
@@ -159,6 +160,9 @@ static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
 		return ERR_PTR(-EINVAL);
 	if ((leader->attr.flags & inherit) != (attr->flags & inherit))
 		return ERR_PTR(-EINVAL);
+	/* A group goes on the PMU as a unit: only its leader says pinned. */
+	if (attr->flags & PMUCTX_ATTR_PINNED)
+		return ERR_PTR(-EINVAL);
 	return leader;
 }
 
@@ -171,7 +175,8 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 {
 	struct pmuctx_fork_kit *kit = NULL;
 	u64 clk[PMUCTX_NR_CLOCKS];
-	int err = 0;
+	int err = 0, placed = PMUCTX_MUX_ON;
+	bool resched = false;
 
 	mutex_lock(&ctx->mutex);
 	/*
@@ -198,14 +203,13 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		err = -EMFILE;
 		goto out;
 	}
-	if (c->attr.type != PMUCTX_TYPE_SOFTWARE) {
-		err = pmuctx_hw->slot_alloc(ctx, c);
-		if (err)
-			goto out;
-		ctx->slots[c->hw_idx] = c;
-		__set_bit(c->hw_idx, &ctx->used_mask);
-		ctx->nr_hw++;
+	placed = pmuctx_mux_add(ctx, c, leader);
+	if (placed < 0) {
+		err = placed;
+		goto out;
 	}
+	if (pmuctx_counter_is_hw(c))
+		ctx->nr_hw++;
 	pmuctx_ctx_get(ctx);
 	c->ctx = ctx;
 	list_add_tail(&c->ctx_entry, &ctx->counters);
@@ -220,11 +224,15 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		pmuctx_ctx_clocks_now(ctx, clk);
 		pmuctx_counter_set_enabled(c, true, clk);
 	}
+	if (placed == PMUCTX_MUX_RESCHED)
+		resched = pmuctx_mux_added(ctx);
 	pmuctx_ctx_changed(ctx);
 out:
 	pmuctx_ctx_unlock_irq(ctx);
-	if (!err && pmuctx_counter_is_hw(c))
+	if (!err && pmuctx_counter_is_hw(c) && placed == PMUCTX_MUX_ON)
 		pmuctx_hw_start_counter(ctx, c);
+	if (resched)
+		pmuctx_mux_resched_loaded(ctx);
 	mutex_unlock(&ctx->mutex);
 	pmuctx_kit_free(kit);
 	return err;
@@ -380,12 +388,24 @@ out:
 	return err;
 }
 
+/*
+ * The ioctl number of a size-versioned struct encodes the size the caller
+ * was built with; the struct's own @size field is what counts, so every
+ * size field is accepted (an older or newer caller's).
+ */
+static unsigned int pmuctx_ioc_sized(unsigned int cmd, unsigned int sized)
+{
+	const unsigned int size_field = _IOC_SIZEMASK << _IOC_SIZESHIFT;
+
+	return (cmd & ~size_field) == (sized & ~size_field) ? sized : cmd;
+}
+
 static long pmuctx_dev_ioctl(struct file *file, unsigned int cmd,
 			     unsigned long arg)
 {
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
+	switch (pmuctx_ioc_sized(cmd, PMUCTX_INFO)) {
 	case PMUCTX_INFO:
 		return pmuctx_ioctl_info(uarg);
 	case PMUCTX_OPEN:
@@ -422,45 +442,66 @@ static u64 pmuctx_ctx_stamp(struct pmuctx_context *ctx)
 	return seq;
 }
 
-/* Upper bound of a read: nr, 3 times/stamp, then value+id per member. */
+#define PMUCTX_SLICE_WORDS	(sizeof(struct pmuctx_slice_stats) / sizeof(u64))
+
+/* Size of a read: nr, times and stamp, then per value its id and slices. */
 static size_t pmuctx_read_size(struct pmuctx_counter *c, unsigned int members)
 {
 	u64 fmt = c->attr.read_format;
-	size_t words = 1;
+	size_t words = 1, per_value = 1;
 
 	words += !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED);
 	words += !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING);
 	words += !!(fmt & PMUCTX_FORMAT_STAMP);
+	per_value += !!(fmt & PMUCTX_FORMAT_ID);
+	if (fmt & PMUCTX_FORMAT_SLICES)
+		per_value += PMUCTX_SLICE_WORDS;
 	if (fmt & PMUCTX_FORMAT_GROUP)
-		words += members * (1 + !!(fmt & PMUCTX_FORMAT_ID));
+		words += members * per_value;
 	else
-		words += !!(fmt & PMUCTX_FORMAT_ID);
+		words += per_value - 1;
 	return words * sizeof(u64);
+}
+
+/* struct pmuctx_slice_stats, word by word. */
+static unsigned int pmuctx_put_slices(u64 *out, const struct pmuctx_slices *s)
+{
+	out[0] = s->n;
+	out[1] = (u64)s->cc;
+	out[2] = (u64)(s->cc >> 64);
+	out[3] = (u64)s->ct;
+	out[4] = (u64)(s->ct >> 64);
+	out[5] = (u64)s->tt;
+	out[6] = (u64)(s->tt >> 64);
+	return PMUCTX_SLICE_WORDS;
 }
 
 static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 				   size_t count, loff_t *ppos)
 {
 	struct pmuctx_counter *c = file->private_data, *leader, *m;
-	u64 fmt = c->attr.read_format, v, e, r, *out;
+	u64 fmt = c->attr.read_format, *out;
 	struct pmuctx_context *ctx = c->ctx;
 	unsigned int members = 1, n = 0;
+	struct pmuctx_reading rd;
 	ssize_t ret;
 	size_t size;
 
 	if (!(fmt & PMUCTX_FORMAT_GROUP)) {
-		u64 words[5];
+		u64 words[5 + PMUCTX_SLICE_WORDS];
 
-		pmuctx_counter_family_read(c, &v, &e, &r);
-		words[n++] = v;
+		pmuctx_counter_family_read(c, &rd);
+		words[n++] = rd.value;
 		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
-			words[n++] = e;
+			words[n++] = rd.enabled;
 		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
-			words[n++] = r;
+			words[n++] = rd.running;
 		if (fmt & PMUCTX_FORMAT_ID)
 			words[n++] = c->id;
 		if (fmt & PMUCTX_FORMAT_STAMP)
 			words[n++] = pmuctx_ctx_stamp(ctx);
+		if (fmt & PMUCTX_FORMAT_SLICES)
+			n += pmuctx_put_slices(&words[n], &rd.slices);
 		size = n * sizeof(u64);
 		if (count < size)
 			return -ENOSPC;
@@ -481,22 +522,27 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 	if (!out)
 		goto unlock;
 
-	pmuctx_counter_family_read(leader, &v, &e, &r);
+	/* A group is on the PMU as a unit: the leader's times are its. */
+	pmuctx_counter_family_read(leader, &rd);
 	out[n++] = members;
 	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
-		out[n++] = e;
+		out[n++] = rd.enabled;
 	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
-		out[n++] = r;
+		out[n++] = rd.running;
 	if (fmt & PMUCTX_FORMAT_STAMP)
 		out[n++] = pmuctx_ctx_stamp(ctx);
-	out[n++] = v;
+	out[n++] = rd.value;
 	if (fmt & PMUCTX_FORMAT_ID)
 		out[n++] = leader->id;
+	if (fmt & PMUCTX_FORMAT_SLICES)
+		n += pmuctx_put_slices(&out[n], &rd.slices);
 	list_for_each_entry(m, &leader->siblings, sibling_entry) {
-		pmuctx_counter_family_read(m, &v, &e, &r);
-		out[n++] = v;
+		pmuctx_counter_family_read(m, &rd);
+		out[n++] = rd.value;
 		if (fmt & PMUCTX_FORMAT_ID)
 			out[n++] = m->id;
+		if (fmt & PMUCTX_FORMAT_SLICES)
+			n += pmuctx_put_slices(&out[n], &rd.slices);
 	}
 	mutex_unlock(&ctx->mutex);
 	/* Not under ctx->mutex: a fault takes mmap_lock, which mmap() holds. */
@@ -541,14 +587,15 @@ static void pmuctx_do_reset(struct pmuctx_counter *c, bool unused)
 	pmuctx_counter_family_reset(c);
 }
 
-static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx, u64 *loads,
-				 u64 *swaps, bool *dead)
+static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx,
+				 struct pmuctx_ctx_stats *st, bool *dead)
 {
 	unsigned long flags;
 
 	pmuctx_ctx_lock_irqsave(ctx, flags);
-	*loads += ctx->loads;
-	*swaps += ctx->swaps;
+	st->tree_loads += ctx->loads;
+	st->tree_swaps += ctx->swaps;
+	st->tree_rotations += ctx->rotations;
 	if (dead)
 		*dead = ctx->dead;
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
@@ -576,10 +623,12 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	st.family = ctx->family;
 	st.loads = ctx->loads;
 	st.swaps = ctx->swaps;
+	st.rotations = ctx->rotations;
 	dead = ctx->dead;
 	pmuctx_ctx_unlock_irq(ctx);
 	st.tree_loads = st.loads;
 	st.tree_swaps = st.swaps;
+	st.tree_rotations = st.rotations;
 	if (dead)
 		st.exited_tasks++;
 	else
@@ -588,10 +637,10 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	spin_lock(&c->child_lock);
 	st.tree_loads += c->child_loads;
 	st.tree_swaps += c->child_swaps;
+	st.tree_rotations += c->child_rotations;
 	st.exited_tasks += c->exited_clones;
 	list_for_each_entry(clone, &c->children, child_entry) {
-		pmuctx_ctx_stats_add(clone->ctx, &st.tree_loads,
-				     &st.tree_swaps, &dead);
+		pmuctx_ctx_stats_add(clone->ctx, &st, &dead);
 		if (dead)
 			st.exited_tasks++;
 		else
@@ -735,7 +784,7 @@ static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 	struct pmuctx_counter *c = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
+	switch (pmuctx_ioc_sized(cmd, PMUCTX_IOC_STATS)) {
 	case PMUCTX_IOC_ENABLE:
 		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, true);
 	case PMUCTX_IOC_DISABLE:

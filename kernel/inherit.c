@@ -50,15 +50,13 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		clone->ctx = cctx;
 		clone->enable_seq = READ_ONCE(orig->enable_seq);
 		pmuctx_ctx_get(cctx);
+		clone->mux_off = c->mux_off;
 		pmuctx_counter_set_enabled(clone, c->enabled, zero_clk);
 		if (pmuctx_counter_is_hw(c)) {
 			/* Same slots as the parent: a swap leaves the PMU as is. */
-			clone->hw_idx = c->hw_idx;
 			clone->hw_config = c->hw_config;
 			clone->period_left = c->attr.sample_period;
-			cctx->slots[c->hw_idx] = clone;
-			__set_bit(c->hw_idx, &cctx->used_mask);
-			cctx->nr_hw++;
+			pmuctx_mux_copy_slot(cctx, clone, c);
 		}
 		if (c->leader != c) {
 			/* The leader inherits too (checked at open) unless closing. */
@@ -84,6 +82,15 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		cctx->family = pctx->family ?: pctx->generation;
 	else
 		cctx->family = pctx->generation | (thread ? 1 : 2);
+	/*
+	 * The parent's choice of units on the PMU, which a partial copy (a
+	 * group split by a closing leader, counters left out) must redo.
+	 */
+	cctx->mux_rotate = pctx->mux_rotate;
+	cctx->mux_cursor = pctx->mux_cursor;
+	cctx->mux_next = pctx->mux_next;
+	cctx->mux_dirty = pctx->mux_dirty ||
+			  (i != pctx->nr_counters && cctx->nr_hw);
 	return i;
 }
 

@@ -43,6 +43,7 @@ static int __init pmuctx_init(void)
 	err = pmuctx_counter_init();
 	if (err)
 		goto context_exit;
+	pmuctx_mux_init();
 	/*
 	 * Preempt notifiers sit behind a static key.  It is enabled here and
 	 * deliberately never disabled: every enable/disable patches the
@@ -89,6 +90,7 @@ static void __exit pmuctx_exit(void)
 	pmuctx_dev_unregister();
 	pmuctx_inherit_exit();
 	pmuctx_context_exit();
+	pmuctx_mux_exit();
 	pmuctx_counter_exit();
 	pmuctx_remove_hw();
 }

@@ -129,7 +129,8 @@ static void pmuctx_program_ipi(void *info)
 	struct pmuctx_context *ctx = req->ctx;
 
 	pmuctx_ctx_lock(ctx);
-	if (ctx->loaded_cpu == smp_processor_id())
+	/* Off the PMU (multiplexed out, or never on it): nothing to do. */
+	if (ctx->loaded_cpu == smp_processor_id() && req->c->hw_idx >= 0)
 		pmuctx_hw->program(ctx, req->c, req->on);
 	pmuctx_ctx_unlock(ctx);
 }

@@ -46,14 +46,15 @@ struct pmuctx_hw_desc {
 
 	/*
 	 * Counting in contexts.  event_init runs at open (process context)
-	 * and fills c->hw_config; slot_alloc picks c->hw_idx under ctx->lock.
+	 * and fills c->hw_config; slot_pick returns the PMU slot @c would
+	 * take beside the slots in @used (or -ENOSPC), and changes nothing.
 	 * The rest run on the CPU whose PMU holds (or gets) the context, with
 	 * IRQs off and ctx->lock held: load programs every counter of the
 	 * context, unload stops them and folds their counts, fold only folds,
 	 * program starts (@on) or stops one counter of a loaded context.
 	 */
 	int (*event_init)(struct pmuctx_counter *c);
-	int (*slot_alloc)(struct pmuctx_context *ctx, struct pmuctx_counter *c);
+	int (*slot_pick)(unsigned long used, const struct pmuctx_counter *c);
 	void (*load)(struct pmuctx_context *ctx);
 	void (*unload)(struct pmuctx_context *ctx);
 	void (*fold)(struct pmuctx_context *ctx);
@@ -92,6 +93,22 @@ enum pmuctx_clock {
 };
 
 struct pmuctx_link;
+
+#ifndef __SIZEOF_INT128__
+#error "pmuctx needs 128-bit integers for its slice statistics"
+#endif
+
+/*
+ * Slices of a counter: the intervals in which it counted without a break
+ * (Documentation/multiplexing.rst).  Their number and the sums of squares
+ * and products of their counts c and lengths t are what a reader needs to
+ * estimate the error of a multiplexed count; the sums of c and t are the
+ * value and the time running.
+ */
+struct pmuctx_slices {
+	u64 n;
+	__uint128_t cc, ct, tt;
+};
 
 /* Preallocated child of a fork: its link, its context, its clones. */
 struct pmuctx_fork_kit {
@@ -175,13 +192,29 @@ struct pmuctx_context {
 	/* PMUCTX_REBASE_*: what a swap re-bases, one test when nothing. */
 	u8 rebase;
 	/*
-	 * The overflow demux: PMU slot -> counter.  Clones copy their
-	 * parent's slots, so equivalent contexts program the PMU the same
-	 * way and a swap can leave it running.
+	 * The overflow demux: PMU slot -> counter, for the counters on the
+	 * PMU now.  Clones copy their parent's slots, so equivalent contexts
+	 * program the PMU the same way and a swap can leave it running.
 	 */
 	struct pmuctx_counter *slots[PMUCTX_MAX_HW_SLOTS];
 	unsigned long used_mask;
-	unsigned int nr_hw;
+	unsigned int nr_hw;	/* hardware counters, on the PMU or not */
+	/*
+	 * Multiplexing (kernel/mux.c), all under ctx->lock.  @mux_rotate:
+	 * some unit (a group, or a counter of its own) is off the PMU, so
+	 * while this context is loaded its CPU's rotation timer runs.  The
+	 * state belongs to the context, not to the CPU or the task, so an
+	 * equivalent swap hands it on with the loaded context and touches
+	 * neither the PMU nor the timer.  @mux_dirty: the units on the PMU
+	 * must be chosen again before (or while) it is loaded (a counter was
+	 * added that did not fit).  @mux_cursor: the flexible unit the
+	 * choice started from, @mux_next: the one the next rotation starts
+	 * from (the first left out).
+	 */
+	bool mux_rotate;
+	bool mux_dirty;
+	unsigned int mux_cursor, mux_next;
+	u64 rotations;
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
 	 * to exchange counter by counter: such contexts never swap.
@@ -263,10 +296,19 @@ struct pmuctx_counter {
 	struct list_head siblings;	/* leader: its members */
 	struct list_head sibling_entry;
 
-	/* ctx->lock */
+	/*
+	 * ctx->lock.  The counter counts while @enabled and not @mux_off
+	 * (its unit is off the PMU): value = base + clock - snap then, and
+	 * the time running likewise on the time clock (run_base, run_snap).
+	 * Time enabled runs while @enabled.  Each stretch of counting is a
+	 * slice, added to @slices when it ends.
+	 */
 	bool enabled;
+	bool mux_off;
 	u64 base, snap;
 	u64 time_base, time_snap;
+	u64 run_base, run_snap;
+	struct pmuctx_slices slices;
 
 	/* Inheritance.  @parent: the original (flattened), holds a ref. */
 	struct pmuctx_counter *parent;
@@ -288,13 +330,19 @@ struct pmuctx_counter {
 	u32 enable_seq;
 	bool family_on;
 	u64 child_value, child_enabled, child_running;
-	u64 exited_clones, child_loads, child_swaps;
+	u64 exited_clones, child_loads, child_swaps, child_rotations;
+	struct pmuctx_slices child_slices;
 	atomic64_t inherit_failed;
 
 	wait_queue_head_t waitq;	/* poll: exit, overflow */
 
-	/* Hardware counters, under ctx->lock (the interrupt takes it too). */
-	int hw_idx;		/* PMU slot, -1 for software counters */
+	/*
+	 * Hardware counters, under ctx->lock (the interrupt takes it too).
+	 * @hw_idx: the PMU slot while on the PMU, else -1 (always for
+	 * software counters).  A removed counter keeps its last slot, so the
+	 * removal can stop it there unless another counter took it since.
+	 */
+	int hw_idx;
 	u64 hw_config;		/* backend's encoding: event and filters */
 	u64 hw_count;		/* 64-bit virtual count, all time loaded */
 	u64 hw_prev;		/* raw hardware value at the last fold */
@@ -313,7 +361,12 @@ struct pmuctx_counter {
 
 static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 {
-	return c->hw_idx >= 0;
+	return c->attr.type != PMUCTX_TYPE_SOFTWARE;
+}
+
+static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
+{
+	return c->enabled && !c->mux_off;
 }
 
 /*
@@ -495,10 +548,21 @@ void pmuctx_counter_times(struct pmuctx_counter *c, const u64 *clk,
 			  u64 *enabled, u64 *running);
 void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 				const u64 *clk);
-void pmuctx_counter_rebase(struct pmuctx_counter *c, u64 value, u64 time,
-			   const u64 *clk);
-void pmuctx_counter_family_read(struct pmuctx_counter *c, u64 *value,
-				u64 *enabled, u64 *running);
+void pmuctx_counter_set_mux_off(struct pmuctx_counter *c, bool off,
+				const u64 *clk);
+void pmuctx_counter_slices(const struct pmuctx_counter *c, const u64 *clk,
+			   struct pmuctx_slices *sum);
+void pmuctx_slices_add(struct pmuctx_slices *sum,
+		       const struct pmuctx_slices *more);
+
+/* What read() and the family reads return for one counter. */
+struct pmuctx_reading {
+	u64 value, enabled, running;
+	struct pmuctx_slices slices;
+};
+
+void pmuctx_counter_family_read(struct pmuctx_counter *c,
+				struct pmuctx_reading *rd);
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
@@ -550,6 +614,21 @@ static inline struct pmuctx_link *pmuctx_link_of_stopped(struct task_struct *t)
 }
 
 void pmuctx_sched_load_current(struct pmuctx_link *link);
+
+/* mux.c: multiplexing */
+extern unsigned int pmuctx_mux_interval_ms;
+int pmuctx_mux_init(void);
+void pmuctx_mux_exit(void);
+enum { PMUCTX_MUX_ON, PMUCTX_MUX_WAIT, PMUCTX_MUX_RESCHED };
+int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
+		   struct pmuctx_counter *leader);
+bool pmuctx_mux_added(struct pmuctx_context *ctx);
+void pmuctx_mux_forget(struct pmuctx_context *ctx, struct pmuctx_counter *c);
+void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,
+			  struct pmuctx_counter *clone,
+			  const struct pmuctx_counter *c);
+void pmuctx_mux_loading(struct pmuctx_context *ctx);
+void pmuctx_mux_resched_loaded(struct pmuctx_context *ctx);
 void pmuctx_ctx_unload(struct pmuctx_context *ctx);
 
 /* inherit.c: fork, exit, exec */

@@ -162,19 +162,14 @@ static int pmuv3_event_init(struct pmuctx_counter *c)
 }
 
 /* CPU_CYCLES prefers the cycle counter; everything else an event counter. */
-static int pmuv3_slot_alloc(struct pmuctx_context *ctx, struct pmuctx_counter *c)
+static int pmuv3_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 {
-	unsigned long free = ~ctx->used_mask & GENMASK(pmuv3_desc.nr_general - 1, 0);
+	unsigned long free = ~used & GENMASK(pmuv3_desc.nr_general - 1, 0);
 
 	if ((c->hw_config & PMEVTYPER_EVENT) == EVENT_CPU_CYCLES &&
-	    !test_bit(PMU_CYCLE_IDX, &ctx->used_mask)) {
-		c->hw_idx = PMU_CYCLE_IDX;
-		return 0;
-	}
-	if (!free)
-		return -ENOSPC;
-	c->hw_idx = __ffs(free);
-	return 0;
+	    !test_bit(PMU_CYCLE_IDX, &used))
+		return PMU_CYCLE_IDX;
+	return free ? __ffs(free) : -ENOSPC;
 }
 
 /* Program the counter's type and start value; the caller enables it. */
@@ -453,7 +448,7 @@ static struct pmuctx_hw_desc pmuv3_desc = {
 	.features = PMUCTX_FEAT_HARDWARE,
 	.remove = pmuv3_remove,
 	.event_init = pmuv3_event_init,
-	.slot_alloc = pmuv3_slot_alloc,
+	.slot_pick = pmuv3_slot_pick,
 	.load = pmuv3_load,
 	.unload = pmuv3_unload,
 	.fold = pmuv3_fold,

@@ -498,24 +498,4 @@ TEST(hardware_errors)
 	EXPECT_EQ(EINVAL, errno);
 }
 
-TEST(runs_out_of_counters)
-{
-	int fds[8], i, n = 0;
-
-	if (!have_pmu())
-		SKIP(return, "needs a hardware PMU");
-	/* 6 event counters: the seventh non-cycle event has no room. */
-	for (i = 0; i < 7; i++) {
-		fds[i] = pmuctx_open_raw(0x00 /* SW_INCR */, PMUCTX_ATTR_DISABLED, 0, 0);
-		if (fds[i] >= 0)
-			n++;
-	}
-	EXPECT_EQ(6, n);
-	EXPECT_EQ(-1, fds[6]);
-	EXPECT_EQ(ENOSPC, errno);
-	for (i = 0; i < 7; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
 TEST_HARNESS_MAIN
