@@ -61,9 +61,12 @@ int pmuctx_counter_reset(int fd, int group)
 	return ioctl(fd, PMUCTX_IOC_RESET, group ? PMUCTX_IOC_FLAG_GROUP : 0);
 }
 
-int pmuctx_counter_read(int fd, uint64_t fmt, struct pmuctx_value *v)
+/* The most one non-group read returns: five words, then the slice statistics. */
+#define READ_MAX_WORDS	(5 + sizeof(struct pmuctx_slice_stats) / sizeof(uint64_t))
+
+static int counter_read(int fd, uint64_t fmt, struct pmuctx_value *v)
 {
-	uint64_t words[5];
+	uint64_t words[READ_MAX_WORDS];
 	ssize_t n;
 	int i = 0;
 
@@ -84,11 +87,61 @@ int pmuctx_counter_read(int fd, uint64_t fmt, struct pmuctx_value *v)
 		v->id = words[i++];
 	if (fmt & PMUCTX_FORMAT_STAMP)
 		v->stamp = words[i++];
+	if (fmt & PMUCTX_FORMAT_SLICES) {
+		struct pmuctx_slice_stats *s = &v->slices;
+
+		s->slices = words[i++];
+		s->sum_count_sq[0] = words[i++];
+		s->sum_count_sq[1] = words[i++];
+		s->sum_count_time[0] = words[i++];
+		s->sum_count_time[1] = words[i++];
+		s->sum_time_sq[0] = words[i++];
+		s->sum_time_sq[1] = words[i++];
+	}
+	/* more or fewer words than read_format says: not the format it was opened with */
 	if (n != (ssize_t)(i * sizeof(uint64_t))) {
+		memset(v, 0, sizeof(*v));
 		errno = EPROTO;
 		return -1;
 	}
 	return 0;
+}
+
+#ifdef LIBPMUCTX_SHARED
+/*
+ * libpmuctx.so.0 first exported pmuctx_counter_read() at LIBPMUCTX_0,
+ * filling a struct pmuctx_value of five words: programs built then pass
+ * one that size, so they keep that version, which writes no more.  Built
+ * statically there is no old program to serve: one plain symbol.
+ */
+struct pmuctx_value_0 {
+	uint64_t value, time_enabled, time_running, id, stamp;
+};
+
+int libpmuctx_counter_read_0(int fd, uint64_t fmt, struct pmuctx_value_0 *v0);
+int libpmuctx_counter_read_0_2(int fd, uint64_t fmt, struct pmuctx_value *v);
+__asm__(".symver libpmuctx_counter_read_0, pmuctx_counter_read@LIBPMUCTX_0");
+__asm__(".symver libpmuctx_counter_read_0_2, pmuctx_counter_read@@LIBPMUCTX_0.2");
+
+int libpmuctx_counter_read_0(int fd, uint64_t fmt, struct pmuctx_value_0 *v0)
+{
+	struct pmuctx_value v;
+	int ret = counter_read(fd, fmt, &v);
+
+	v0->value = v.value;
+	v0->time_enabled = v.time_enabled;
+	v0->time_running = v.time_running;
+	v0->id = v.id;
+	v0->stamp = v.stamp;
+	return ret;
+}
+
+int libpmuctx_counter_read_0_2(int fd, uint64_t fmt, struct pmuctx_value *v)
+#else
+int pmuctx_counter_read(int fd, uint64_t fmt, struct pmuctx_value *v)
+#endif
+{
+	return counter_read(fd, fmt, v);
 }
 
 int pmuctx_counter_stats(int fd, struct pmuctx_ctx_stats *st)
@@ -220,7 +273,7 @@ const char *pmuctx_open_strerror(int err)
 	case ENODEV:
 		return "no hardware PMU backend is loaded: only software counters are available";
 	case ENOSPC:
-		return "no free hardware counter: the context already uses every counter of the PMU (pmuctx does not multiplex; 'pmuctx info' shows how many there are)";
+		return "cannot fit on the PMU: a pinned counter or group beside the other pinned ones, or a group with more hardware members than the PMU has counters (everything else is multiplexed; 'pmuctx info' shows how many counters there are)";
 	case EINVAL:
 		return "invalid attr, target or group (unknown type, config or flag bit; or a group leader that is a member or differs in inheritance)";
 	case EFAULT:

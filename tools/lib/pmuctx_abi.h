@@ -22,12 +22,44 @@ int pmuctx_counter_enable(int fd, int group);
 int pmuctx_counter_disable(int fd, int group);
 int pmuctx_counter_reset(int fd, int group);
 
+/*
+ * One read, decoded; the fields read_format does not ask for are zero.
+ * @slices (PMUCTX_FORMAT_SLICES) grew the struct in LIBPMUCTX_0.2: the
+ * shared library keeps the five-word entry point for programs built
+ * before it.
+ */
 struct pmuctx_value {
 	uint64_t value, time_enabled, time_running, id, stamp;
+	struct pmuctx_slice_stats slices;
 };
 
 /* Read a non-group counter opened with any read_format. */
 int pmuctx_counter_read(int fd, uint64_t read_format, struct pmuctx_value *v);
+
+/*
+ * What a read says about the count the counter would have had, had it
+ * been on the PMU all its enabled time (Documentation/multiplexing.rst).
+ */
+enum pmuctx_estimate_state {
+	PMUCTX_EST_EXACT,	/* it ran all its enabled time: the value is the count */
+	PMUCTX_EST_ESTIMATED,	/* scaled, with an error estimate */
+	PMUCTX_EST_UNKNOWN,	/* scaled, but fewer than two slices: error unknown */
+	PMUCTX_EST_NOT_COUNTED,	/* it never ran: no value */
+};
+
+struct pmuctx_estimate {
+	double scaled;		/* value * enabled / running; NaN when not counted */
+	double running_fraction;	/* running / enabled, 0..1 */
+	double stderr_value;	/* standard error of @scaled; NaN when unknown */
+	double ci95;		/* half-width of the 95% interval, 1.96 * stderr_value */
+	int state;		/* enum pmuctx_estimate_state */
+};
+
+/*
+ * Scale @v (read with TIME_ENABLED and TIME_RUNNING, and SLICES for an
+ * error estimate) and estimate its error.  Returns e->state.
+ */
+int pmuctx_estimate(const struct pmuctx_value *v, struct pmuctx_estimate *e);
 int pmuctx_counter_stats(int fd, struct pmuctx_ctx_stats *st);
 
 /*

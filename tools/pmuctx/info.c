@@ -26,10 +26,15 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	       info.nr_general, info.general_width, info.nr_fixed, info.fixed_width);
 	if (info.pmu_version)
 		printf("PMU version:      %u\n", info.pmu_version);
-	printf("features:        %s%s%s\n",
+	printf("features:        %s%s%s%s\n",
 	       info.features & PMUCTX_FEAT_SOFTWARE ? " software" : "",
 	       info.features & PMUCTX_FEAT_HARDWARE ? " hardware" : "",
-	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "");
+	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "",
+	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "");
+	/* a module from before multiplexing leaves the interval 0 */
+	if ((info.features & PMUCTX_FEAT_MULTIPLEX) && info.mux_interval_ms)
+		printf("rotation:         every %u ms when a context has more counters than the PMU\n",
+		       info.mux_interval_ms);
 	if (info.hw_events[0] || info.hw_events[1])
 		printf("common events:    0x%016llx 0x%016llx\n",
 		       (unsigned long long)info.hw_events[0],

@@ -326,8 +326,10 @@ static int one_run(struct stat *st, char **cmd, int last)
 		stat_print_footer(st);
 	}
 	stat_close_counters(st, n_targets);
-	for (i = 0; i < st->n_counters; i++)
+	for (i = 0; i < st->n_counters; i++) {
 		st->c[i].value = st->c[i].enabled = st->c[i].running = 0;
+		memset(&st->c[i].slices, 0, sizeof(st->c[i].slices));
+	}
 	if (!pid || st->o.n_targets)
 		return 0;
 	if (WIFEXITED(status))

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "pmuctx_abi.h"
 
 #define STAT_MAX_COUNTERS	64
 #define STAT_MAX_ITEMS		64
@@ -36,9 +37,12 @@ struct stat_counter {
 	int open_errno;			/* why it could not be opened, 0 if open */
 	int noted;			/* the reason was printed */
 	enum stat_status status;
+	uint64_t read_format;		/* PMUCTX_FORMAT_SLICES unless the module refused it */
 	/* this run (or interval) */
 	uint64_t value, enabled, running;
+	struct pmuctx_slice_stats slices;
 	uint64_t prev_value, prev_enabled, prev_running;	/* at the last interval */
+	struct pmuctx_slice_stats prev_slices;
 };
 
 enum stat_item_kind { ITEM_COUNTER, ITEM_DERIVED, ITEM_METRIC };
@@ -53,9 +57,15 @@ struct stat_item {
 	double value;			/* this run's value */
 	enum stat_status status;
 	char why[256];			/* derived/metric not computable */
+	/* ITEM_COUNTER, this run or interval: times, and the scaled value's error */
+	uint64_t enabled, running;
+	struct pmuctx_estimate est;
 	/* over -r runs */
 	int runs;
 	double sum, sum_sq;
+	double sum_enabled, sum_running;
+	double sum_var;			/* of the runs' scaled values: Σ stderr² */
+	int unknown_runs;		/* runs whose error is unknown */
 };
 
 enum stat_format { FMT_STD, FMT_CSV, FMT_JSON };
@@ -81,6 +91,8 @@ struct stat {
 	struct stat_item it[STAT_MAX_ITEMS];
 	int n_items;
 	int noted_user_only;
+	int no_slices;			/* the module refused PMUCTX_FORMAT_SLICES */
+	int error_column;		/* some counter has slice statistics: print errors */
 	pid_t child;			/* the command we run, 0 when only attached */
 	double last_interval_ts;	/* -I: where the previous interval ended */
 	int printing_interval;		/* the lines being printed are one interval's */

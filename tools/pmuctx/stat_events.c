@@ -368,7 +368,7 @@ static int open_one(struct stat_counter *c, int leader_fd, pid_t target, uint64_
 		.size = sizeof(attr),
 		.type = c->info.enc.type,
 		.config = c->info.enc.config,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED | PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
+		.read_format = c->read_format,
 		.flags = flags,
 	};
 
@@ -399,6 +399,28 @@ static void note_failure(struct stat_counter *c, int err)
 }
 
 /*
+ * The slice statistics make the error estimate; a module from before
+ * multiplexing refuses the format with EINVAL: count without them (and
+ * print no error), once for all.  Only the first target tries: every
+ * target of a counter is read in one format.
+ */
+static int open_target(struct stat *st, struct stat_counter *c, int leader_fd, pid_t target,
+		       uint64_t flags, int first)
+{
+	int fd = open_one(c, leader_fd, target, flags);
+
+	if (fd < 0 && errno == EINVAL && first && (c->read_format & PMUCTX_FORMAT_SLICES)) {
+		c->read_format &= ~PMUCTX_FORMAT_SLICES;
+		fd = open_one(c, leader_fd, target, flags);
+		if (fd >= 0)
+			st->no_slices = 1;
+		else
+			c->read_format |= PMUCTX_FORMAT_SLICES;
+	}
+	return fd;
+}
+
+/*
  * Open every counter on every target.  -1 only when nothing can work at
  * all (no device); a refused event is marked and skipped.
  */
@@ -424,6 +446,9 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 
 		c->open_errno = 0;
 		c->status = STAT_COUNTED;
+		c->read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED | PMUCTX_FORMAT_TOTAL_TIME_RUNNING;
+		if (!st->no_slices)
+			c->read_format |= PMUCTX_FORMAT_SLICES;
 		for (t = 0; t < n_targets; t++)
 			c->fd[t] = -1;
 		if (leader && leader->open_errno) {
@@ -435,7 +460,7 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 			continue;
 		}
 		for (t = 0; t < n_targets; t++) {
-			c->fd[t] = open_one(c, leader ? leader->fd[t] : -1, targets[t], flags);
+			c->fd[t] = open_target(st, c, leader ? leader->fd[t] : -1, targets[t], flags, !t);
 			if (c->fd[t] < 0 && errno == EPERM && !c->explicit_mods &&
 			    c->info.enc.type != PMUCTX_TYPE_SOFTWARE && !c->user_only) {
 				/* as perf: without the right to count the kernel, count the user */
@@ -443,7 +468,8 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 				strncat(c->name, ":u", sizeof(c->name) - strlen(c->name) - 1);
 				if (!st->noted_user_only++)
 					fprintf(stderr, "pmuctx: note: counting user mode only: kernel mode needs CAP_PERFMON (or allow_kernel=1)\n");
-				c->fd[t] = open_one(c, leader ? leader->fd[t] : -1, targets[t], flags);
+				c->fd[t] = open_target(st, c, leader ? leader->fd[t] : -1, targets[t],
+						       flags, !t);
 			}
 			if (c->fd[t] < 0) {
 				c->open_errno = errno;
@@ -457,6 +483,10 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 			}
 		}
 	}
+	st->error_column = 0;
+	for (i = 0; i < st->n_counters; i++)
+		if (!st->c[i].open_errno && (st->c[i].read_format & PMUCTX_FORMAT_SLICES))
+			st->error_column = 1;
 	return 0;
 }
 
@@ -472,7 +502,41 @@ void stat_close_counters(struct stat *st, int n_targets)
 			}
 }
 
-/* Sum over targets; a counter that never ran is <not counted>. */
+/* The slice statistics are sums, 128-bit ones two words wide: low first. */
+static void add128(__u64 a[2], const __u64 b[2])
+{
+	__u64 lo = a[0] + b[0];
+
+	a[1] += b[1] + (lo < a[0]);
+	a[0] = lo;
+}
+
+static void sub128(__u64 a[2], const __u64 b[2])
+{
+	a[1] -= b[1] + (a[0] < b[0]);
+	a[0] -= b[0];
+}
+
+static void slices_add(struct pmuctx_slice_stats *a, const struct pmuctx_slice_stats *b)
+{
+	a->slices += b->slices;
+	add128(a->sum_count_sq, b->sum_count_sq);
+	add128(a->sum_count_time, b->sum_count_time);
+	add128(a->sum_time_sq, b->sum_time_sq);
+}
+
+static void slices_sub(struct pmuctx_slice_stats *a, const struct pmuctx_slice_stats *b)
+{
+	a->slices -= b->slices;
+	sub128(a->sum_count_sq, b->sum_count_sq);
+	sub128(a->sum_count_time, b->sum_count_time);
+	sub128(a->sum_time_sq, b->sum_time_sq);
+}
+
+/*
+ * Sum over targets: the slices of several tasks pool like those of one
+ * family, so the estimate of the sum works on the summed statistics.
+ */
 void stat_read_counters(struct stat *st, int n_targets)
 {
 	int i, t;
@@ -483,22 +547,39 @@ void stat_read_counters(struct stat *st, int n_targets)
 		c->prev_value = c->value;
 		c->prev_enabled = c->enabled;
 		c->prev_running = c->running;
+		c->prev_slices = c->slices;
 		if (c->open_errno)
 			continue;
 		c->value = c->enabled = c->running = 0;
+		memset(&c->slices, 0, sizeof(c->slices));
 		for (t = 0; t < n_targets; t++) {
 			struct pmuctx_value v;
 
-			if (pmuctx_counter_read(c->fd[t], PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-						PMUCTX_FORMAT_TOTAL_TIME_RUNNING, &v)) {
+			if (pmuctx_counter_read(c->fd[t], c->read_format, &v)) {
 				fprintf(stderr, "pmuctx: read %s: %s\n", c->name, strerror(errno));
 				continue;
 			}
 			c->value += v.value;
 			c->enabled += v.time_enabled;
 			c->running += v.time_running;
+			slices_add(&c->slices, &v.slices);
 		}
-		c->status = c->enabled && !c->running ? STAT_NOT_COUNTED : STAT_COUNTED;
+	}
+}
+
+/* What the counter read in this run, or in this interval (the difference of two reads). */
+static void counter_sample(const struct stat_counter *c, int interval, struct pmuctx_value *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->value = c->value;
+	v->time_enabled = c->enabled;
+	v->time_running = c->running;
+	v->slices = c->slices;
+	if (interval) {
+		v->value -= c->prev_value;
+		v->time_enabled -= c->prev_enabled;
+		v->time_running -= c->prev_running;
+		slices_sub(&v->slices, &c->prev_slices);
 	}
 }
 
@@ -507,16 +588,12 @@ void stat_read_counters(struct stat *st, int n_targets)
 /* The counter's value for this run or interval, scaled if it ran part-time. */
 static double counter_value(const struct stat_counter *c, int interval)
 {
-	uint64_t v = c->value, e = c->enabled, r = c->running;
+	struct pmuctx_value v;
 
-	if (interval) {
-		v -= c->prev_value;
-		e -= c->prev_enabled;
-		r -= c->prev_running;
-	}
-	if (r && r < e)
-		return (double)v * e / r;
-	return v;
+	counter_sample(c, interval, &v);
+	if (v.time_running && v.time_running < v.time_enabled)
+		return (double)v.value * v.time_enabled / v.time_running;
+	return v.value;
 }
 
 struct eval_ctx {
@@ -603,8 +680,22 @@ static void compute_derived(struct stat *st, struct stat_item *it, int interval)
 void stat_compute_items(struct stat *st, int interval)
 {
 	struct eval_ctx ec = { st, interval, STAT_NOT_SUPPORTED };
+	struct pmuctx_value v;
 	int i;
 
+	/*
+	 * A counter that did not run (in this interval: multiplexed, it may
+	 * have waited its turn all of it) is <not counted>, and so is what
+	 * needs it.
+	 */
+	for (i = 0; i < st->n_counters; i++) {
+		struct stat_counter *c = &st->c[i];
+
+		if (c->open_errno)
+			continue;
+		counter_sample(c, interval, &v);
+		c->status = v.time_enabled && !v.time_running ? STAT_NOT_COUNTED : STAT_COUNTED;
+	}
 	for (i = 0; i < st->n_items; i++) {
 		struct stat_item *it = &st->it[i];
 
@@ -615,6 +706,10 @@ void stat_compute_items(struct stat *st, int interval)
 			snprintf(it->name, sizeof(it->name), "%s", st->c[it->counter].name);
 			it->status = st->c[it->counter].status;
 			it->value = counter_value(&st->c[it->counter], interval);
+			counter_sample(&st->c[it->counter], interval, &v);
+			it->enabled = v.time_enabled;
+			it->running = v.time_running;
+			pmuctx_estimate(&v, &it->est);
 			break;
 		case ITEM_DERIVED:
 			compute_derived(st, it, interval);
@@ -643,6 +738,15 @@ void stat_accumulate(struct stat *st)
 		it->runs++;
 		it->sum += it->value;
 		it->sum_sq += it->value * it->value;
+		if (it->kind != ITEM_COUNTER)
+			continue;
+		/* the runs are independent: the variance of their mean is Σ var / runs² */
+		it->sum_enabled += it->enabled;
+		it->sum_running += it->running;
+		if (it->est.state == PMUCTX_EST_ESTIMATED)
+			it->sum_var += it->est.stderr_value * it->est.stderr_value;
+		else if (it->est.state == PMUCTX_EST_UNKNOWN)
+			it->unknown_runs++;
 	}
 	st->runs++;
 	st->sum_elapsed += st->elapsed;

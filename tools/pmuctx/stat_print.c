@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * pmuctx stat output, perf stat's layouts: the table for people (digits
- * grouped as the locale says, rates after '#', "( +- x.xx% )" over -r runs),
- * -x SEP fields, and --json one object per line.
+ * grouped as the locale says, rates after '#', "( +- x.xx% )" over -r runs,
+ * "(xx.xx%)" of the time a multiplexed counter ran), -x SEP fields, and
+ * --json one object per line.  Ours on top: the 95% error of a scaled
+ * count (Documentation/multiplexing.rst), "± x.xx%" in the table, a last
+ * CSV field and "error-95" in JSON.
  */
 #include <errno.h>
 #include <locale.h>
@@ -192,19 +195,63 @@ static void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Time the counter ran, and which part of its enabled time; per interval with -I. */
-static void run_times(const struct stat *st, const struct stat_item *it, int interval,
-		      uint64_t *runtime, double *pct)
+/*
+ * Time the counter ran, and which part of its enabled time: per interval
+ * with -I, the mean over -r runs.  Returns whether it ran part of it only
+ * (perf's "(xx.xx%)" column).
+ */
+static int run_times(const struct stat *st, const struct stat_item *it, uint64_t *runtime,
+		     double *pct)
 {
-	const struct stat_counter *c = item_counter(st, it);
-	uint64_t run = c ? c->running : 0, ena = c ? c->enabled : 0;
+	double run = it->running, ena = it->enabled;
 
-	if (c && interval) {
-		run -= c->prev_running;
-		ena -= c->prev_enabled;
+	if (it->kind != ITEM_COUNTER) {
+		run = ena = 0;
+	} else if (over_runs(st)) {
+		run = it->runs ? it->sum_running / it->runs : 0;
+		ena = it->runs ? it->sum_enabled / it->runs : 0;
 	}
-	*runtime = run;
+	*runtime = (uint64_t)llround(run);
 	*pct = ena ? 100.0 * run / ena : it->status == STAT_COUNTED ? 100.0 : 0;
+	return ena && run < ena;
+}
+
+enum item_error { ERR_NONE, ERR_KNOWN, ERR_UNKNOWN };
+
+/*
+ * The 95% half-width relative to the value, in %: 0 for a count that ran
+ * all its enabled time.  ERR_NONE: no error to print (the module gave no
+ * slice statistics, not a counter, or no value).  Over -r runs, the error
+ * of the mean: the runs are independent, so 1.96 sqrt(Σ var) / runs.
+ */
+static enum item_error item_error(const struct stat *st, const struct stat_item *it, double *pct)
+{
+	double mean, half;
+
+	*pct = 0;
+	if (!st->error_column || it->kind != ITEM_COUNTER || it->status != STAT_COUNTED)
+		return ERR_NONE;
+	if (over_runs(st)) {
+		if (!it->runs)
+			return ERR_NONE;
+		if (it->unknown_runs)
+			return ERR_UNKNOWN;
+		mean = it->sum / it->runs;
+		half = 1.96 * sqrt(it->sum_var) / it->runs;
+		*pct = mean > 0 ? 100.0 * half / mean : 0;
+		return ERR_KNOWN;
+	}
+	switch (it->est.state) {
+	case PMUCTX_EST_EXACT:
+		return ERR_KNOWN;
+	case PMUCTX_EST_ESTIMATED:
+		*pct = it->est.scaled > 0 ? 100.0 * it->est.ci95 / it->est.scaled : 0;
+		return ERR_KNOWN;
+	case PMUCTX_EST_UNKNOWN:
+		return ERR_UNKNOWN;
+	default:
+		return ERR_NONE;
+	}
 }
 
 static void print_std(struct stat *st, const struct stat_item *it, double ts, double interval_s)
@@ -212,7 +259,9 @@ static void print_std(struct stat *st, const struct stat_item *it, double ts, do
 	FILE *f = st->o.out;
 	char val[64];
 	const char *unit, *munit;
-	double m;
+	double m, pct, err;
+	uint64_t runtime;
+	int part_time = run_times(st, it, &runtime, &pct);
 
 	format_value(st, it, val, sizeof(val), &unit, 1);
 	if (ts >= 0)
@@ -222,10 +271,24 @@ static void print_std(struct stat *st, const struct stat_item *it, double ts, do
 		fprintf(f, " # %8.3f %-20s", m, munit);
 	else if (it->status != STAT_COUNTED && it->why[0])
 		fprintf(f, " # %s", it->why);
-	else if (over_runs(st))
+	else if (over_runs(st) || part_time)
 		fprintf(f, "   %8s %-20s", "", "");
 	if (over_runs(st) && it->status == STAT_COUNTED)
 		fprintf(f, "  ( +- %5.2f%% )", item_rel_stddev(it));
+	/* as perf: the part of its time it counted, when it had to share the PMU */
+	if (part_time) {
+		fprintf(f, "  (%.2f%%)", pct);
+		switch (item_error(st, it, &err)) {
+		case ERR_KNOWN:
+			fprintf(f, "  ± %.2f%%", err);
+			break;
+		case ERR_UNKNOWN:
+			fprintf(f, "  ± ?");
+			break;
+		case ERR_NONE:
+			break;
+		}
+	}
 	fputc('\n', f);
 }
 
@@ -235,10 +298,10 @@ static void print_csv(struct stat *st, const struct stat_item *it, double ts, do
 	const char *sep = st->o.sep, *unit, *munit = "";
 	char val[64], metric[32] = "";
 	uint64_t runtime;
-	double pct, m;
+	double pct, m, err;
 
 	format_value(st, it, val, sizeof(val), &unit, 0);
-	run_times(st, it, ts >= 0, &runtime, &pct);
+	run_times(st, it, &runtime, &pct);
 	if (shadow_metric(st, it, interval_s, &m, &munit))
 		snprintf(metric, sizeof(metric), "%.3f", m);
 	if (ts >= 0)
@@ -246,8 +309,23 @@ static void print_csv(struct stat *st, const struct stat_item *it, double ts, do
 	fprintf(f, "%s%s%s%s%s", val, sep, unit, sep, it->name);
 	if (over_runs(st))
 		fprintf(f, "%s%.2f%%", sep, item_rel_stddev(it));
-	fprintf(f, "%s%llu%s%.2f%s%s%s%s\n", sep, (unsigned long long)runtime, sep, pct, sep,
+	fprintf(f, "%s%llu%s%.2f%s%s%s%s", sep, (unsigned long long)runtime, sep, pct, sep,
 		metric, sep, munit);
+	/* ours, after perf's fields: the 95% error, "?" unknown, empty for no count */
+	if (st->error_column) {
+		switch (item_error(st, it, &err)) {
+		case ERR_KNOWN:
+			fprintf(f, "%s%.2f%%", sep, err);
+			break;
+		case ERR_UNKNOWN:
+			fprintf(f, "%s?", sep);
+			break;
+		case ERR_NONE:
+			fputs(sep, f);
+			break;
+		}
+	}
+	fputc('\n', f);
 }
 
 static void print_json(struct stat *st, const struct stat_item *it, double ts, double interval_s)
@@ -256,10 +334,10 @@ static void print_json(struct stat *st, const struct stat_item *it, double ts, d
 	const char *unit, *munit;
 	char val[64];
 	uint64_t runtime;
-	double pct, m;
+	double pct, m, err;
 
 	format_value(st, it, val, sizeof(val), &unit, 0);
-	run_times(st, it, ts >= 0, &runtime, &pct);
+	run_times(st, it, &runtime, &pct);
 	fputc('{', f);
 	if (ts >= 0)
 		fprintf(f, "\"interval\" : %.9f, ", ts);
@@ -276,6 +354,17 @@ static void print_json(struct stat *st, const struct stat_item *it, double ts, d
 	if (shadow_metric(st, it, interval_s, &m, &munit)) {
 		fprintf(f, ", \"metric-value\" : %.3f, \"metric-unit\" : ", m);
 		json_string(f, munit);
+	}
+	/* ours: the 95% error in % of the value, null when unknown */
+	switch (item_error(st, it, &err)) {
+	case ERR_KNOWN:
+		fprintf(f, ", \"error-95\" : %.2f", err);
+		break;
+	case ERR_UNKNOWN:
+		fprintf(f, ", \"error-95\" : null");
+		break;
+	case ERR_NONE:
+		break;
 	}
 	fprintf(f, "}\n");
 }
@@ -424,9 +513,12 @@ void stat_print_footer(struct stat *st)
 		if (st->c[i].open_errno || st->c[i].fd[0] < 0 || pmuctx_counter_stats(st->c[i].fd[0], &cs))
 			continue;
 		tasks = cs.live_tasks + cs.exited_tasks;
-		fprintf(f, "\n %llu task%s counted; contexts: %llu full loads, %llu equivalent swaps\n",
+		fprintf(f, "\n %llu task%s counted; contexts: %llu full loads, %llu equivalent swaps",
 			tasks, tasks == 1 ? "" : "s",
 			(unsigned long long)cs.tree_loads, (unsigned long long)cs.tree_swaps);
+		if (cs.tree_rotations)
+			fprintf(f, ", %llu rotations", (unsigned long long)cs.tree_rotations);
+		fputc('\n', f);
 		if (cs.inherit_failed)
 			fprintf(f, " %llu clones could not be allocated: their counts are missing\n",
 				(unsigned long long)cs.inherit_failed);

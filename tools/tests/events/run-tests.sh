@@ -119,5 +119,8 @@ fi
 # The address-range planner (kernel/range_plan.c) and the range command.
 . tests/range/tests.sh
 
+# The error estimate of multiplexed counts (lib/estimate.c).
+. tests/mux/tests.sh
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

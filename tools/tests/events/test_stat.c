@@ -2,7 +2,8 @@
 /*
  * pmuctx stat without a kernel: event lists (groups, pmu/terms/), counters
  * shared by derived events and metrics, and the three output formats on
- * counts set by hand (what a read would have returned).
+ * counts set by hand (what a read would have returned), multiplexed ones
+ * with their error among them.
  */
 #include <errno.h>
 #include <math.h>
@@ -199,6 +200,173 @@ static void test_formats(void)
 	ok(lines == 5 && valid == 5, "--json: one valid object per event (%d of %d)", valid, lines);
 }
 
+typedef unsigned __int128 u128;
+
+/* Slices (c[i], t[i]) * scale as the kernel sums them, added to @s. */
+static void add_slices(struct pmuctx_slice_stats *s, const u128 *c, const u128 *t, int n, u128 scale)
+{
+	u128 cc = s->sum_count_sq[0] | (u128)s->sum_count_sq[1] << 64;
+	u128 ct = s->sum_count_time[0] | (u128)s->sum_count_time[1] << 64;
+	u128 tt = s->sum_time_sq[0] | (u128)s->sum_time_sq[1] << 64;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		cc += c[i] * scale * c[i] * scale;
+		ct += c[i] * scale * t[i] * scale;
+		tt += t[i] * scale * t[i] * scale;
+	}
+	s->slices += n;
+	s->sum_count_sq[0] = cc;
+	s->sum_count_sq[1] = cc >> 64;
+	s->sum_count_time[0] = ct;
+	s->sum_count_time[1] = ct >> 64;
+	s->sum_time_sq[0] = tt;
+	s->sum_time_sq[1] = tt >> 64;
+}
+
+/*
+ * Multiplexed: cycles ran 9 of 12 ms in slices (10, 2), (20, 3), (60, 4)
+ * (millions of counts, ms): scaled 120000000, SE 20000000, the 95% error
+ * 1.96 * 20 / 120 = 32.67% (tests/mux/test_estimate.c works the case).
+ * instructions ran as long in one slice: error unknown.  task-clock ran
+ * all the time: exact.
+ */
+static char *capture_mux(enum stat_format fmt, int repeat)
+{
+	static const u128 c[] = { 10, 20, 60 }, t[] = { 2, 3, 4 }, one_c[] = { 90 }, one_t[] = { 9 };
+	static struct stat st;
+	static char buf[8192];
+	FILE *f = tmpfile();
+	char err[256];
+	size_t n;
+	int r;
+
+	memset(&st, 0, sizeof(st));
+	st.evdb = open_qemu();
+	st.o.out = f;
+	st.o.format = fmt;
+	st.o.sep = ";";
+	st.o.repeat = repeat;
+	st.error_column = 1;
+	if (stat_parse_events(&st, "cycles,instructions,task-clock,BR_RETIRED", err, sizeof(err)))
+		diag("parse: %s", err);
+	st.c[3].open_errno = ENOENT;
+	st.c[3].status = STAT_NOT_SUPPORTED;
+	for (r = 0; r < repeat; r++) {
+		memset(&st.c[0].slices, 0, sizeof(st.c[0].slices));
+		memset(&st.c[1].slices, 0, sizeof(st.c[1].slices));
+		st.c[0].value = st.c[1].value = 90000000;
+		st.c[0].enabled = st.c[1].enabled = 12000000;
+		st.c[0].running = st.c[1].running = 9000000;
+		add_slices(&st.c[0].slices, c, t, 3, 1000000);
+		add_slices(&st.c[1].slices, one_c, one_t, 1, 1000000);
+		st.c[2].value = st.c[2].enabled = st.c[2].running = 12000000;
+		st.elapsed = 0.012;
+		stat_compute_items(&st, 0);
+		stat_accumulate(&st);
+	}
+	stat_print_items(&st, -1);
+	pmuctx_evdb_close(st.evdb);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/*
+ * -I: the interval is the difference of two reads, slice sums included
+ * (in units of 10^9 they pass 2^64, so the low words borrow).  First
+ * read: the slice (10, 2) of 2 enabled; second: (20, 3), (60, 4) more in
+ * 10 more.  The interval: C 80, T 7, E 10, S = 408.16, f 0.7, SE 22.356,
+ * scaled 114.29, error 1.96 * 22.356 / 114.29 = 38.34%.
+ */
+static char *capture_interval(void)
+{
+	static const u128 c1[] = { 10 }, t1[] = { 2 }, c2[] = { 20, 60 }, t2[] = { 3, 4 };
+	const u128 g = 1000000000;
+	static struct stat st;
+	static char buf[4096];
+	FILE *f = tmpfile();
+	char err[256];
+	size_t n;
+
+	memset(&st, 0, sizeof(st));
+	st.evdb = open_qemu();
+	st.o.out = f;
+	st.o.format = FMT_STD;
+	st.o.interval_ms = 100;
+	st.error_column = 1;
+	if (stat_parse_events(&st, "cycles", err, sizeof(err)))
+		diag("parse: %s", err);
+	st.c[0].prev_value = 10 * g;
+	st.c[0].prev_enabled = st.c[0].prev_running = 2 * g;
+	add_slices(&st.c[0].prev_slices, c1, t1, 1, g);
+	st.c[0].slices = st.c[0].prev_slices;
+	add_slices(&st.c[0].slices, c2, t2, 2, g);
+	st.c[0].value = 90 * g;
+	st.c[0].enabled = 12 * g;
+	st.c[0].running = 9 * g;
+	stat_compute_items(&st, 1);
+	stat_print_items(&st, 0.2);
+	pmuctx_evdb_close(st.evdb);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void test_multiplexed(void)
+{
+	char *out, *line, *save = NULL;
+	int errors = 0, nulls = 0;
+
+	out = capture_mux(FMT_STD, 1);
+	ok(strstr(out, "120000000      cycles") && strstr(out, "(75.00%)  \u00b1 32.67%\n"),
+	   "table: scaled value, perf's running column, the 95%% error:\n%s", out);
+	ok(strstr(out, "120000000      instructions") && strstr(out, "(75.00%)  \u00b1 ?\n"),
+	   "table: one slice: error unknown, not 0");
+	line = strstr(out, "task-clock");
+	ok(line && !strchr(line, '(') && !strstr(line, "\u00b1"),
+	   "table: a counter that ran all its time has neither column");
+
+	out = capture_mux(FMT_STD, 2);
+	ok(strstr(out, "( +-  0.00% )  (75.00%)  \u00b1 23.10%\n") != NULL,
+	   "-r 2: the runs' noise, then the error of the mean (32.67 / sqrt 2):\n%s", out);
+
+	out = capture_mux(FMT_CSV, 1);
+	ok(strstr(out, "120000000;;cycles;9000000;75.00;") && strstr(out, ";32.67%\n") &&
+	   strstr(out, "instructions;9000000;75.00;1.000;insn per cycle;?\n") &&
+	   strstr(out, "task-clock;12000000;100.00;") && strstr(out, "CPUs utilized;0.00%\n") &&
+	   strstr(out, "<not supported>;;BR_RETIRED;0;0.00;;;\n"),
+	   "-x: the error after perf's fields, ? unknown, empty without a value:\n%s", out);
+
+	out = capture_mux(FMT_JSON, 1);
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct json_value *v;
+		const struct json_value *e;
+		char err[128];
+
+		if (json_parse(line, strlen(line), &v, err, sizeof(err))) {
+			diag("bad JSON line: %s (%s)", line, err);
+			continue;
+		}
+		e = json_member(v, "error-95");
+		if (e && e->type == JSON_NUMBER && !strcmp(e->text, "32.67"))
+			errors++;
+		if (e && e->type == JSON_NULL)
+			nulls++;
+		json_free(v);
+	}
+	ok(errors == 1 && nulls == 1, "--json: \"error-95\" 32.67 for cycles, null when unknown");
+
+	out = capture_interval();
+	ok(strstr(out, "0.200000000") && strstr(out, "114285714286      cycles") &&
+	   strstr(out, "(70.00%)  \u00b1 38.34%\n"),
+	   "-I: value, running and slice sums differenced, 128-bit borrows:\n%s", out);
+}
+
 int main(void)
 {
 	test_split();
@@ -210,5 +378,6 @@ int main(void)
 	expect_digits(12345678901ULL, ".", "12.345.678.901");
 	test_events();
 	test_formats();
+	test_multiplexed();
 	return done_testing();
 }
