@@ -110,9 +110,21 @@ static void pmuctx_unit_set(struct pmuctx_context *ctx,
 			    struct pmuctx_counter *leader, bool on,
 			    const u64 *clk)
 {
+	bool pinned = pmuctx_unit_pinned(leader);
 	struct pmuctx_counter *m;
 
 	for (m = leader; m; m = pmuctx_unit_next(leader, m)) {
+		/*
+		 * A pinned counter that waited for this choice since it was
+		 * added (the context was loaded on another CPU then): its
+		 * enabled time starts now, so that pinned means running
+		 * whenever enabled.
+		 */
+		if (on && pinned && m->mux_off && m->enabled &&
+		    !m->slices.n && !m->run_base) {
+			m->time_base = 0;
+			m->time_snap = clk[PMUCTX_CLK_TIME];
+		}
 		if (pmuctx_counter_is_hw(m)) {
 			if (on) {
 				ctx->slots[m->hw_idx] = m;
@@ -245,22 +257,33 @@ static enum hrtimer_restart pmuctx_mux_tick(struct hrtimer *t)
 {
 	u64 start = local_clock();
 	struct pmuctx_context *ctx;
-	bool again = false;
+	bool again = false, paused;
 
 	/* A dead CPU's timers move to a live one: this one is not ours. */
 	if (t != this_cpu_ptr(&pmuctx_mux_timer))
 		return HRTIMER_NORESTART;
 	/* Loaded here: alive until this CPU unloads it, IRQs off meanwhile. */
 	ctx = __this_cpu_read(pmuctx_loaded_ctx);
-	if (ctx) {
-		pmuctx_ctx_lock(ctx);
-		if (ctx->loaded_cpu == smp_processor_id() && ctx->mux_rotate &&
-		    !ctx->dead) {
-			pmuctx_mux_reprogram(ctx, true, start);
-			again = ctx->mux_rotate;
-		}
-		pmuctx_ctx_unlock(ctx);
+	if (!ctx)
+		return HRTIMER_NORESTART;
+	/*
+	 * Stop the whole PMU before even the lock is taken, so the counters
+	 * see as little of the rotation as can be.  A loaded context's
+	 * @mux_rotate is written only on its CPU (it is chosen elsewhere
+	 * only while not loaded), so this peek is exact.
+	 */
+	paused = READ_ONCE(ctx->mux_rotate);
+	if (paused)
+		pmuctx_hw->pause();
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu == smp_processor_id() && ctx->mux_rotate &&
+	    !ctx->dead) {
+		pmuctx_mux_reprogram(ctx, true, start);
+		again = ctx->mux_rotate;
 	}
+	if (paused)
+		pmuctx_hw->resume();
+	pmuctx_ctx_unlock(ctx);
 	if (!again)
 		return HRTIMER_NORESTART;
 	hrtimer_set_expires_range_ns(t, pmuctx_mux_soft_expiry(hrtimer_cb_get_time(t)),

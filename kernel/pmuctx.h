@@ -61,6 +61,9 @@ struct pmuctx_hw_desc {
 	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			bool on);
 	u32 (*counter_width)(int idx);
+	/* Stop and restart the whole PMU of this CPU (IRQs off). */
+	void (*pause)(void);
+	void (*resume)(void);
 };
 
 #define PMUCTX_MAX_HW_SLOTS	32

@@ -301,6 +301,19 @@ static void pmuv3_unload(struct pmuctx_context *ctx)
 	isb();
 }
 
+/* PMCR.E gates every counter at once: a rotation counts nothing of itself. */
+static void pmuv3_pause(void)
+{
+	write_sysreg(PMCR_LC, pmcr_el0);
+	isb();
+}
+
+static void pmuv3_resume(void)
+{
+	write_sysreg(PMCR_E | PMCR_LC, pmcr_el0);
+	isb();
+}
+
 static u32 pmuv3_counter_width(int idx)
 {
 	return idx == PMU_CYCLE_IDX ? 64 : 32;
@@ -454,6 +467,8 @@ static struct pmuctx_hw_desc pmuv3_desc = {
 	.fold = pmuv3_fold,
 	.program = pmuv3_program,
 	.counter_width = pmuv3_counter_width,
+	.pause = pmuv3_pause,
+	.resume = pmuv3_resume,
 };
 
 /*

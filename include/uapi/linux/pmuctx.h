@@ -73,9 +73,10 @@ enum pmuctx_sw_id {
 
 /*
  * PMUCTX_FORMAT_SLICES: after each value (and its id), the statistics of
- * its slices, the intervals in which it counted on the PMU without a break
- * (a rotation, a disable, or its task being switched out ends one), pooled
- * over the counter's family, the current slice included.  The sums of the
+ * its slices, the stretches in which it counted on the PMU without a break
+ * (its unit rotating out, or a disable, ends one; a task switch only
+ * pauses it, with the context's time), pooled over the counter's family,
+ * the current slice included.  The sums of the
  * counts c and the lengths t (ns) are the value and time_running, so with
  * these a reader can estimate the error of value * enabled / running
  * (Documentation/multiplexing.rst).  128-bit sums: low word first.

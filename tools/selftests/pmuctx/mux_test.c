@@ -7,9 +7,17 @@
  * still conserve their counts.  Exact comparisons need -icount on one vCPU.
  */
 #include <math.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include "pmuctx_test.h"
 #include "kselftest_harness.h"
+#include "hostile.h"
+
+/* The debug kernels run the exact tests' hundreds of millions of instructions slowly. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+/* The estimator pmuctx stat prints, compiled in: the VM has no libpmuctx. */
+#include "../../lib/estimate.c"
 
 #define INST_RETIRED	0x08
 #define CPU_CYCLES	0x11
@@ -43,6 +51,7 @@ static bool exact(void)
 	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
 }
 
+
 struct event {
 	uint64_t code;
 	uint64_t exclude;	/* PMUCTX_ATTR_EXCLUDE_* */
@@ -50,7 +59,7 @@ struct event {
 };
 
 /* Seven distinct events, each opened twice: fourteen counters. */
-static const struct event events[NR_EVENTS / 2] = {
+static struct event events[NR_EVENTS / 2] = {
 	{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u" },
 	{ CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" },
 	{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_USER, "inst:k" },
@@ -60,13 +69,27 @@ static const struct event events[NR_EVENTS / 2] = {
 	{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u#2" },
 };
 
+/*
+ * QEMU advertises INST_RETIRED only under -icount: elsewhere the tests
+ * that need no exact count use CPU_CYCLES in its place.  Returns the
+ * event that stands for instructions.
+ */
+static uint64_t instructions_event(void)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+	unsigned int i;
+
+	if (!ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
+	    (info.hw_events[0] & (1ULL << INST_RETIRED)))
+		return INST_RETIRED;
+	for (i = 0; i < NR_EVENTS / 2; i++)
+		if (events[i].code == INST_RETIRED)
+			events[i].code = CPU_CYCLES;
+	return CPU_CYCLES;
+}
+
 #define FMT	(PMUCTX_FORMAT_TOTAL_TIME_ENABLED | \
 		 PMUCTX_FORMAT_TOTAL_TIME_RUNNING | PMUCTX_FORMAT_SLICES)
-
-struct reading {
-	uint64_t value, enabled, running;
-	struct pmuctx_slice_stats sl;
-};
 
 static int open_event_on(const struct event *ev, uint64_t flags, int group,
 			 pid_t target)
@@ -87,50 +110,39 @@ static int open_event(const struct event *ev, uint64_t flags, int group)
 	return open_event_on(ev, flags, group, 0);
 }
 
-static int read_counter(int fd, struct reading *r)
+static int read_counter(int fd, struct pmuctx_value *r)
 {
 	uint64_t w[3 + sizeof(struct pmuctx_slice_stats) / 8];
 
 	if (read(fd, w, sizeof(w)) != sizeof(w))
 		return -1;
+	memset(r, 0, sizeof(*r));
 	r->value = w[0];
-	r->enabled = w[1];
-	r->running = w[2];
-	memcpy(&r->sl, &w[3], sizeof(r->sl));
+	r->time_enabled = w[1];
+	r->time_running = w[2];
+	memcpy(&r->slices, &w[3], sizeof(r->slices));
 	return 0;
 }
 
-static long double u128(const __u64 *w)
+static double scaled(const struct pmuctx_value *r)
 {
-	return (long double)w[0] + ldexpl((long double)w[1], 64);
+	return r->time_running ?
+	       (double)r->value * r->time_enabled / r->time_running : 0;
 }
 
-static double scaled(const struct reading *r)
+/* Standard error of the scaled value; negative when it is unknown. */
+static double std_error(const struct pmuctx_value *r)
 {
-	return r->running ? (double)r->value * r->enabled / r->running : 0;
-}
+	struct pmuctx_estimate e;
 
-/*
- * Standard error of the scaled value, Documentation/multiplexing.rst: a
- * ratio estimator over the slices with the finite-population correction.
- * Negative when it cannot be estimated (fewer than two slices).
- */
-static double std_error(const struct reading *r)
-{
-	long double C = r->value, T = r->running, E = r->enabled, R, S, f;
-	uint64_t n = r->sl.slices;
-
-	if (!r->running || r->running >= r->enabled)
+	switch (pmuctx_estimate(r, &e)) {
+	case PMUCTX_EST_ESTIMATED:
+		return e.stderr_value;
+	case PMUCTX_EST_EXACT:
 		return 0;
-	if (n < 2)
+	default:
 		return -1;
-	R = C / T;
-	S = u128(r->sl.sum_count_sq) - 2 * R * u128(r->sl.sum_count_time) +
-	    R * R * u128(r->sl.sum_time_sq);
-	if (S < 0)
-		S = 0;
-	f = T / E;
-	return (double)(E * sqrtl((1 - f) * n / (n - 1) * S) / T);
+	}
 }
 
 /* One phased round: @user loop iterations, then @calls system calls. */
@@ -154,69 +166,59 @@ static void enable_all(int *fd, int n, int on)
 		ioctl(fd[i], on ? PMUCTX_IOC_ENABLE : PMUCTX_IOC_DISABLE, 0);
 }
 
-#define WORKLOAD_ENV	"PMUCTX_MUX_WORKLOAD"
-
-/*
- * The workload runs in an exec'd copy of this test, its counters enabled
- * by the exec and frozen by the exit, as `pmuctx stat` does: every run,
- * alone or multiplexed, counts exactly the same instructions.
- */
-__attribute__((constructor)) static void workload_main(void)
-{
-	unsigned long rounds, user, calls;
-	const char *w = getenv(WORKLOAD_ENV);
-
-	if (w && sscanf(w, "%lu %lu %lu", &rounds, &user, &calls) == 3) {
-		workload(rounds, user, calls);
-		syscall(SYS_exit_group, 0);
-	}
-}
-
 static uint64_t last_rotations;
 
 /*
- * Count @n events (event @first + i, cyclically) over one exec'd workload;
- * last_rotations says how often the workload's context rotated.
+ * Count @n events (from @first, cyclically) over a child's workload() and
+ * nothing else: the parent opens them while the child waits to start, and
+ * disables them while it waits to end, so neither the child's fork, exit
+ * or counters' set-up (kernel work that grows with the number of counters,
+ * seen by only some of the rotating ones) is in the counts.
+ * last_rotations says how often the child's context rotated.
  */
 static void count_workload(struct __test_metadata *_metadata, int first,
-			   int n, struct reading *r, unsigned long rounds,
+			   int n, struct pmuctx_value *r, unsigned long rounds,
 			   unsigned long user, unsigned long calls)
 {
 	struct pmuctx_ctx_stats st = { .size = sizeof(st) };
-	int go[2], fd[NR_EVENTS], i, status;
-	char env[96];
+	int go[2], done[2], fd[NR_EVENTS], i, status;
+	char c = 'g';
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(go));
-	snprintf(env, sizeof(env), "%lu %lu %lu", rounds, user, calls);
+	ASSERT_EQ(0, pipe(done));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		char c;
-
-		close(go[1]);
 		read_full(go[0], &c, 1);
-		setenv(WORKLOAD_ENV, env, 1);
-		execl("/proc/self/exe", "mux_test", (char *)NULL);
-		_exit(127);
+		workload(rounds, user, calls);
+		write_full(done[1], &c, 1);
+		read_full(go[0], &c, 1);
+		_exit(0);
 	}
-	close(go[0]);
 	for (i = 0; i < n; i++) {
-		fd[i] = open_event_on(&events[(first + i) % (NR_EVENTS / 2)],
-				      PMUCTX_ATTR_DISABLED |
-				      PMUCTX_ATTR_ENABLE_ON_EXEC, -1, pid);
+		fd[i] = open_event_on(&events[(first + i) % (NR_EVENTS / 2)], 0,
+				      -1, pid);
 		ASSERT_LE(0, fd[i]);
 	}
-	write_full(go[1], "g", 1);
-	close(go[1]);
+	write_full(go[1], &c, 1);
+	read_full(done[0], &c, 1);
+	/* Blocked again (its sched_out folded the counts): freeze them. */
+	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, ioctl(fd[i], PMUCTX_IOC_DISABLE, 0));
+	write_full(go[1], &c, 1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, status);
 	ASSERT_EQ(0, ioctl(fd[0], PMUCTX_IOC_STATS, &st));
 	last_rotations = st.rotations;
 	for (i = 0; i < n; i++) {
 		ASSERT_EQ(0, read_counter(fd[i], &r[i]));
 		close(fd[i]);
 	}
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
 }
 
 /* Each distinct event alone over the same workload: the truth. */
@@ -224,19 +226,19 @@ static void count_alone(struct __test_metadata *_metadata, double *truth,
 			unsigned long rounds, unsigned long user,
 			unsigned long calls)
 {
-	struct reading r;
+	struct pmuctx_value r;
 	int i;
 
 	for (i = 0; i < NR_EVENTS / 2; i++) {
 		count_workload(_metadata, i, 1, &r, rounds, user, calls);
-		EXPECT_EQ(r.enabled, r.running);
+		EXPECT_EQ(r.time_enabled, r.time_running);
 		truth[i] = r.value;
 	}
 }
 
 /* All fourteen at once over the workload. */
 static void count_multiplexed(struct __test_metadata *_metadata,
-			      struct reading *r, unsigned long rounds,
+			      struct pmuctx_value *r, unsigned long rounds,
 			      unsigned long user, unsigned long calls)
 {
 	count_workload(_metadata, 0, NR_EVENTS, r, rounds, user, calls);
@@ -245,7 +247,7 @@ static void count_multiplexed(struct __test_metadata *_metadata,
 TEST(fourteen_events_scale_within_one_percent)
 {
 	double truth[NR_EVENTS / 2], s, err;
-	struct reading r[NR_EVENTS];
+	struct pmuctx_value r[NR_EVENTS];
 	int i;
 
 	if (!exact())
@@ -262,14 +264,17 @@ TEST(fourteen_events_scale_within_one_percent)
 		err = std_error(&r[i]);
 		TH_LOG("%-9s alone %.0f scaled %.0f (%+.3f%%) running %.1f%% slices %llu se %.0f",
 		       ev->name, t, s, t ? 100 * (s - t) / t : 0,
-		       100.0 * r[i].running / r[i].enabled,
-		       (unsigned long long)r[i].sl.slices, err);
+		       100.0 * r[i].time_running / r[i].time_enabled,
+		       (unsigned long long)r[i].slices.slices, err);
 		/* Every counter shared the PMU: none ran all the time. */
-		EXPECT_LT(r[i].running, r[i].enabled);
-		EXPECT_LT(r[i].enabled / 5, r[i].running);
-		EXPECT_LE(2, r[i].sl.slices);
-		/* Kernel-only events count too little here to compare. */
-		if (t < 1e6)
+		EXPECT_LT(r[i].time_running, r[i].time_enabled);
+		EXPECT_LT(r[i].time_enabled / 5, r[i].time_running);
+		EXPECT_LE(2, r[i].slices.slices);
+		/*
+		 * Kernel-only events see only ticks and the rotations' own
+		 * perturbation during a user loop: nothing steady to compare.
+		 */
+		if (ev->exclude & PMUCTX_ATTR_EXCLUDE_USER)
 			continue;
 		EXPECT_GT(0.01, fabs(s - t) / t) {
 			TH_LOG("%s: scaled %.0f is not within 1%% of %.0f",
@@ -289,12 +294,18 @@ TEST(fourteen_events_scale_within_one_percent)
  *   instruction, one cycle per ns), so their sampling error is nil and
  *   what is left is multiplexing's own perturbation, which the estimate
  *   does not model: the rotation rides on the tick with the PMU stopped
- *   and its time uncounted, but the timer's dispatch around it runs with
- *   the counters on (measured: up to 2,400 events per rotation, with the
- *   reference's own run-to-run noise from where ticks fall).  Bound:
- *   MUX_PERTURBATION per rotation.
+ *   and its time uncounted, but the hrtimer core's dispatch around the
+ *   callback runs with the counters on.  Measured per rotation, with the
+ *   reference's own run-to-run noise from where ticks fall: up to ~1,800
+ *   events on Debian's kernel, ~10,000 on the debug kernel (lockdep,
+ *   KASAN and debug objects in the hrtimer core).  Bound: about 1.7 and
+ *   2.4 times that.
  */
-#define MUX_PERTURBATION	4000
+static double mux_perturbation(void)
+{
+	/* /proc/lockdep: a kernel built to find bugs. */
+	return access("/proc/lockdep", F_OK) ? 3000 : 24000;
+}
 TEST(phased_error_estimate_covers)
 {
 	static const unsigned long phases[][3] = {
@@ -308,16 +319,18 @@ TEST(phased_error_estimate_covers)
 	};
 	unsigned int run, i, covered = 0, judged = 0, all_modes = 0;
 	double truth[NR_EVENTS / 2];
-	struct reading r[NR_EVENTS];
+	struct pmuctx_value r[NR_EVENTS];
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	pin_to_cpu(0);
 	for (run = 0; run < sizeof(phases) / sizeof(phases[0]); run++) {
 		const unsigned long *p = phases[run];
+		/* A system call costs ~10 times more there: same proportions. */
+		unsigned long calls = access("/proc/lockdep", F_OK) ? p[2] : p[2] / 10;
 
-		count_alone(_metadata, truth, p[0], p[1], p[2]);
-		count_multiplexed(_metadata, r, p[0], p[1], p[2]);
+		count_alone(_metadata, truth, p[0], p[1], calls);
+		count_multiplexed(_metadata, r, p[0], p[1], calls);
 		for (i = 0; i < NR_EVENTS; i++) {
 			const struct event *ev = &events[i % (NR_EVENTS / 2)];
 			double t = truth[i % (NR_EVENTS / 2)];
@@ -330,7 +343,7 @@ TEST(phased_error_estimate_covers)
 			       (unsigned long long)last_rotations,
 			       ok ? "covered" : "not covered");
 			if (!ev->exclude) {
-				EXPECT_GE(1.96 * se + MUX_PERTURBATION * last_rotations,
+				EXPECT_GE(1.96 * se + mux_perturbation() * last_rotations,
 					  fabs(s - t));
 				all_modes++;
 				continue;
@@ -346,7 +359,7 @@ TEST(phased_error_estimate_covers)
 
 TEST(pinned_group_never_loses_time)
 {
-	struct reading r[NR_EVENTS], lead, alone;
+	struct pmuctx_value r[NR_EVENTS], lead, alone;
 	int fd[NR_EVENTS], i, leader, member;
 
 	if (!exact())
@@ -369,12 +382,12 @@ TEST(pinned_group_never_loses_time)
 	ASSERT_EQ(0, read_counter(leader, &lead));
 	for (i = 0; i < NR_EVENTS; i++)
 		ASSERT_EQ(0, read_counter(fd[i], &r[i]));
-	EXPECT_EQ(lead.enabled, lead.running);
-	EXPECT_EQ(1, lead.sl.slices);
+	EXPECT_EQ(lead.time_enabled, lead.time_running);
+	EXPECT_EQ(1, lead.slices.slices);
 	for (i = 0; i < NR_EVENTS; i++)
-		EXPECT_LT(r[i].running, r[i].enabled);
+		EXPECT_LT(r[i].time_running, r[i].time_enabled);
 
-	/* The pinned inst:u saw what it sees alone, to the instruction. */
+	/* The pinned inst:u saw what it sees alone. */
 	close(member);
 	for (i = 0; i < NR_EVENTS; i++)
 		close(fd[i]);
@@ -385,13 +398,15 @@ TEST(pinned_group_never_loses_time)
 	ASSERT_EQ(0, read_counter(leader, &alone));
 	TH_LOG("pinned inst:u among 15 counters %llu, alone %llu",
 	       (unsigned long long)lead.value, (unsigned long long)alone.value);
-	EXPECT_EQ(alone.value, lead.value);
+	/* Exact but for the user code around the two ioctl call sites. */
+	EXPECT_GE(20, llabs((long long)(alone.value - lead.value)));
 	close(leader);
 }
 
 TEST(pinned_and_group_limits)
 {
-	const struct event inst = { INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u" };
+	/* SW_INCR: always implemented, and never on the cycle counter. */
+	const struct event inst = { 0x00, PMUCTX_ATTR_EXCLUDE_KERNEL, "sw_incr:u" };
 	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
 	int fd[16], n = 0, i, leader;
 
@@ -443,7 +458,7 @@ TEST(pinned_and_group_limits)
  */
 TEST(inherited_multiplexed_ping_pong)
 {
-	struct reading r[NR_EVENTS], pinned;
+	struct pmuctx_value r[NR_EVENTS], pinned;
 	int a[2], b[2], fd[NR_EVENTS], pin, i, status;
 	struct pmuctx_tree_entry ents[4];
 	struct pmuctx_tree_read tr;
@@ -453,6 +468,7 @@ TEST(inherited_multiplexed_ping_pong)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	instructions_event();
 	pin_to_cpu(0);
 	ASSERT_EQ(0, pipe(a));
 	ASSERT_EQ(0, pipe(b));
@@ -496,11 +512,13 @@ TEST(inherited_multiplexed_ping_pong)
 	EXPECT_LT(0, st.tree_rotations);
 
 	ASSERT_EQ(0, read_counter(pin, &pinned));
-	EXPECT_EQ(pinned.enabled, pinned.running);
-	EXPECT_LE(2 * 2 * 1000 * 20000, pinned.value);
+	EXPECT_EQ(pinned.time_enabled, pinned.time_running);
+	/* Both tasks' loops, at least (instructions only: cycles vary). */
+	if (events[0].code == INST_RETIRED)
+		EXPECT_LE(2 * 2 * 1000 * 20000, pinned.value);
 	for (i = 0; i < NR_EVENTS; i++) {
 		ASSERT_EQ(0, read_counter(fd[i], &r[i]));
-		EXPECT_LT(r[i].running, r[i].enabled);
+		EXPECT_LT(r[i].time_running, r[i].time_enabled);
 		memset(&tr, 0, sizeof(tr));
 		tr.size = sizeof(tr);
 		tr.nr_entries = 4;
@@ -515,13 +533,136 @@ TEST(inherited_multiplexed_ping_pong)
 	for (i = 0; i < NR_EVENTS; i += NR_EVENTS / 2) {
 		double s = scaled(&r[i]);
 
-		TH_LOG("inst:u multiplexed scales to %.0f, pinned counted %llu",
-		       s, (unsigned long long)pinned.value);
-		EXPECT_GT(0.03, fabs(s - pinned.value) / pinned.value);
+		TH_LOG("%s multiplexed scales to %.0f, pinned counted %llu",
+		       events[0].name, s, (unsigned long long)pinned.value);
+		/* Cycles (without -icount) vary with the host: wider. */
+		EXPECT_GT(exact() ? 0.03 : 0.10,
+			  fabs(s - pinned.value) / pinned.value);
 	}
 	for (i = 0; i < NR_EVENTS; i++)
 		close(fd[i]);
 	close(pin);
+}
+
+/*
+ * Hostile: while contexts rotate on two CPUs, fork and exit children,
+ * open and close pinned, grouped and flexible counters in another thread,
+ * and read everything from a third.  Bounded by time (3 s).  Every call
+ * that may succeed does, times stay consistent and family values never go
+ * down; the debug lanes check the kernel's side (lockdep, KASAN, KCSAN).
+ */
+struct race {
+	int fd[NR_EVENTS];
+	volatile int stop;
+	int errors;
+	unsigned long forks, opens, reads;
+};
+
+static void *race_forker(void *arg)
+{
+	struct race *rc = arg;
+	int status;
+	pid_t pid;
+
+	while (!rc->stop) {
+		pid = fork();
+		if (pid < 0) {
+			rc->errors++;
+			break;
+		}
+		if (!pid) {
+			if (getpid() & 1 && fork() == 0)
+				run_loop(50000);
+			run_loop(200000);
+			syscall(SYS_exit_group, 0);
+		}
+		waitpid(pid, &status, 0);
+		rc->forks++;
+	}
+	return NULL;
+}
+
+static void *race_opener(void *arg)
+{
+	const struct event inst = { instructions_event(), PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u" };
+	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
+	struct race *rc = arg;
+	struct pmuctx_value v;
+	int pin, lead, mem, flex;
+
+	while (!rc->stop) {
+		pin = open_event(&inst, PMUCTX_ATTR_PINNED | PMUCTX_ATTR_INHERIT, -1);
+		lead = open_event(&cyc, PMUCTX_ATTR_INHERIT, -1);
+		mem = lead >= 0 ? open_event(&inst, PMUCTX_ATTR_INHERIT, lead) : -1;
+		flex = open_event(&inst, 0, -1);
+		if (pin < 0 || lead < 0 || mem < 0 || flex < 0)
+			rc->errors++;
+		run_loop(100000);
+		if (flex >= 0 && read_counter(flex, &v))
+			rc->errors++;
+		if (pin >= 0 && (read_counter(pin, &v) ||
+				 v.time_running != v.time_enabled))
+			rc->errors++;
+		close(flex);
+		close(mem);
+		close(lead);
+		close(pin);
+		rc->opens++;
+	}
+	return NULL;
+}
+
+static void *race_reader(void *arg)
+{
+	uint64_t last[NR_EVENTS] = { 0 };
+	struct race *rc = arg;
+	struct pmuctx_value v;
+	int i;
+
+	while (!rc->stop) {
+		for (i = 0; i < NR_EVENTS; i++) {
+			if (read_counter(rc->fd[i], &v) ||
+			    v.time_running > v.time_enabled || v.value < last[i])
+				rc->errors++;
+			last[i] = v.value;
+		}
+		rc->reads++;
+	}
+	return NULL;
+}
+
+TEST(rotation_races)
+{
+	pthread_t forker, opener, reader;
+	struct race rc = { .stop = 0 };
+	uint64_t end;
+	int i;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	instructions_event();
+	for (i = 0; i < NR_EVENTS; i++) {
+		rc.fd[i] = open_event(&events[i % (NR_EVENTS / 2)],
+				      PMUCTX_ATTR_INHERIT, -1);
+		ASSERT_LE(0, rc.fd[i]);
+	}
+	ASSERT_EQ(0, pthread_create(&forker, NULL, race_forker, &rc));
+	ASSERT_EQ(0, pthread_create(&opener, NULL, race_opener, &rc));
+	ASSERT_EQ(0, pthread_create(&reader, NULL, race_reader, &rc));
+	end = now_ns() + 3000000000ULL;
+	while (now_ns() < end)
+		run_loop(100000);
+	rc.stop = 1;
+	pthread_join(forker, NULL);
+	pthread_join(opener, NULL);
+	pthread_join(reader, NULL);
+	TH_LOG("%lu forks, %lu open/close rounds, %lu read rounds",
+	       rc.forks, rc.opens, rc.reads);
+	EXPECT_EQ(0, rc.errors);
+	EXPECT_LT(0, rc.forks);
+	EXPECT_LT(0, rc.opens);
+	for (i = 0; i < NR_EVENTS; i++)
+		close(rc.fd[i]);
 }
 
 TEST_HARNESS_MAIN
