@@ -793,11 +793,28 @@ static const uint64_t periods[] = {
 	1ULL << 32, UINT64_MAX,
 };
 
+/* Ioctl numbers equal but for the size field. */
+static bool same_but_size(unsigned int cmd, unsigned int sized)
+{
+	const unsigned int size_field = _IOC_SIZEMASK << _IOC_SIZESHIFT;
+
+	return (cmd & ~size_field) == (sized & ~size_field);
+}
+
+#define SLICE_WORDS	(int)(sizeof(struct pmuctx_slice_stats) / 8)
+
+/* Words per value in a group read: value, id, slice statistics. */
+static int value_words(uint64_t fmt)
+{
+	return 1 + !!(fmt & PMUCTX_FORMAT_ID) +
+	       (fmt & PMUCTX_FORMAT_SLICES ? SLICE_WORDS : 0);
+}
+
 static int fmt_words(uint64_t fmt)
 {
-	return 1 + !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
+	return !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED) +
 	       !!(fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING) +
-	       !!(fmt & PMUCTX_FORMAT_ID) + !!(fmt & PMUCTX_FORMAT_STAMP);
+	       !!(fmt & PMUCTX_FORMAT_STAMP) + value_words(fmt);
 }
 
 /* Expectations of an attr's own fields, as pmuctx_attr_check documents. */
@@ -1003,6 +1020,9 @@ static void op_open(struct stream *s, char *attrbuf)
 			    ((gsn.attr.flags ^ a.flags) &
 			     (PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD)))
 				need(&e, EINVAL);
+			/* Only a leader says pinned. */
+			if (a.flags & PMUCTX_ATTR_PINNED)
+				need(&e, EINVAL);
 		}
 	} else if (r < 93) {
 		group = chance(s, 50) ? W.dev : W.fifo;
@@ -1152,14 +1172,15 @@ static void op_read(struct stream *s, uint64_t *buf)
 		      !!(fmt & PMUCTX_FORMAT_STAMP);
 		nr = buf[0];
 		if (nr < 1 || nr > 4096 ||
-		    (uint64_t)ret != 8 * (hdr + nr * (1 + !!(fmt & PMUCTX_FORMAT_ID)))) {
+		    (uint64_t)ret != 8 * (hdr + nr * value_words(fmt))) {
 			viol(s, "%s: %ld bytes for nr=%llu, format %#llx", what, ret,
 			     (unsigned long long)nr, (unsigned long long)fmt);
 			return;
 		}
 		if ((fmt & PMUCTX_FORMAT_ID) && mono_valid(s0, d0))
 			for (i = 0; i < (int)nr; i++)
-				mono_check(s, buf[hdr + 2 * i + 1], buf[hdr + 2 * i], s0, t0,
+				mono_check(s, buf[hdr + value_words(fmt) * i + 1],
+					   buf[hdr + value_words(fmt) * i], s0, t0,
 					   &sn.attr);
 		return;
 	}
@@ -1523,6 +1544,12 @@ static void op_badioctl(struct stream *s)
 		return;
 	expect_init(&e);
 	if (fd == W.dev && (cmd == PMUCTX_INFO || cmd == PMUCTX_OPEN))
+		return;
+	/*
+	 * INFO and STATS take their struct's size from the struct: the size
+	 * field of the number is not theirs to refuse (Documentation/uapi.rst).
+	 */
+	if (same_but_size(cmd, fd == W.dev ? PMUCTX_INFO : PMUCTX_IOC_STATS))
 		return;
 	if (fd != W.dev && (cmd == PMUCTX_IOC_ENABLE || cmd == PMUCTX_IOC_DISABLE ||
 			    cmd == PMUCTX_IOC_RESET || cmd == PMUCTX_IOC_ID ||
