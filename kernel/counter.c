@@ -157,6 +157,9 @@ void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 		c->time_base += clk[PMUCTX_CLK_TIME] - c->time_snap;
 	c->enabled = on;
 	pmuctx_counter_counting_changed(c, was, clk);
+	/* Off the PMU, maybe for being disabled: choose again (mux.c). */
+	if (on && c->mux_off)
+		c->ctx->mux_dirty = true;
 }
 
 /* Its unit left the PMU (@off) or came back: kernel/mux.c. */
@@ -242,14 +245,19 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 	u64 clk[PMUCTX_NR_CLOCKS];
 	unsigned long flags;
 
+	bool resched = false;
+
 	pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	if (!ctx->dead) {
 		pmuctx_ctx_clocks_now(ctx, clk);
 		pmuctx_counter_set_enabled(c, on, clk);
+		resched = pmuctx_mux_resched(ctx);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
+	if (resched)
+		pmuctx_mux_resched_loaded(ctx);
 }
 
 /*

@@ -401,6 +401,8 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 	}
 	if (changed) {
 		pmuctx_ctx_changed(ctx);
+		/* Loaded here, IRQs off: counters off the PMU get on now. */
+		pmuctx_mux_resched(ctx);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);

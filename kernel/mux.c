@@ -142,10 +142,23 @@ static bool pmuctx_unit_is_flexible_hw(struct pmuctx_counter *c)
 	return c->leader == c && !pmuctx_unit_pinned(c) && pmuctx_unit_has_hw(c);
 }
 
+/* A unit wants the PMU while any of its counters is enabled. */
+static bool pmuctx_unit_enabled(struct pmuctx_counter *leader)
+{
+	struct pmuctx_counter *m;
+
+	for (m = leader; m; m = pmuctx_unit_next(leader, m))
+		if (m->enabled)
+			return true;
+	return false;
+}
+
 /*
  * Choose the units on the PMU: every pinned one, then the flexible ones in
  * turn from @mux_cursor, each that still fits (a big group left out does
- * not keep smaller ones off).  The next rotation starts at the first one
+ * not keep smaller ones off).  A flexible unit with every counter disabled
+ * takes no turn (it counts nothing); enabling one of them asks for a new
+ * choice (@mux_dirty, pmuctx_counter_set_enabled()).  The next rotation starts at the first one
  * left out, so every unit gets the PMU within a round.  ctx->lock held,
  * the context's counters stopped (not loaded, or unloaded and folded).
  * Counters that stay on keep counting: their slice goes on.
@@ -186,6 +199,10 @@ static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk)
 				continue;
 			if ((i++ >= start) != !pass)
 				continue;
+			if (!pmuctx_unit_enabled(c)) {
+				pmuctx_unit_set(ctx, c, false, clk);
+				continue;
+			}
 			on = pmuctx_unit_place(c, NULL, &used, true);
 			pmuctx_unit_set(ctx, c, on, clk);
 			if (!on && !left_out) {
@@ -347,21 +364,34 @@ int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 }
 
 /*
- * After pmuctx_mux_add() said PMUCTX_MUX_RESCHED and the counter is in the
- * context (ctx->lock held): choose now if the context is not loaded, else
- * true: the caller, with ctx->lock dropped, calls
- * pmuctx_mux_resched_loaded().  A load in between chooses too.
+ * A change asked for a new choice (ctx->lock held, process context or
+ * the holder's CPU with IRQs off): choose now if the context is not
+ * loaded, or is loaded on this CPU; else true: the caller, with ctx->lock
+ * dropped, calls pmuctx_mux_resched_loaded().  A load in between chooses
+ * too.
  */
-bool pmuctx_mux_added(struct pmuctx_context *ctx)
+bool pmuctx_mux_resched(struct pmuctx_context *ctx)
 {
 	u64 clk[PMUCTX_NR_CLOCKS];
 
-	ctx->mux_dirty = true;
+	if (!ctx->mux_dirty || ctx->dead)
+		return false;
+	if (ctx->loaded_cpu == raw_smp_processor_id() && irqs_disabled()) {
+		pmuctx_mux_reprogram(ctx, false, local_clock());
+		return false;
+	}
 	if (ctx->loaded_cpu >= 0)
 		return true;
 	pmuctx_ctx_clocks_now(ctx, clk);
 	pmuctx_mux_schedule(ctx, clk);
 	return false;
+}
+
+/* After pmuctx_mux_add() said PMUCTX_MUX_RESCHED: as pmuctx_mux_resched(). */
+bool pmuctx_mux_added(struct pmuctx_context *ctx)
+{
+	ctx->mux_dirty = true;
+	return pmuctx_mux_resched(ctx);
 }
 
 static void pmuctx_mux_resched_ipi(void *info)

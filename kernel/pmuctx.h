@@ -626,6 +626,7 @@ enum { PMUCTX_MUX_ON, PMUCTX_MUX_WAIT, PMUCTX_MUX_RESCHED };
 int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		   struct pmuctx_counter *leader);
 bool pmuctx_mux_added(struct pmuctx_context *ctx);
+bool pmuctx_mux_resched(struct pmuctx_context *ctx);
 void pmuctx_mux_forget(struct pmuctx_context *ctx, struct pmuctx_counter *c);
 void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,
 			  struct pmuctx_counter *clone,

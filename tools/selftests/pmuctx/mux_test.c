@@ -545,6 +545,58 @@ TEST(inherited_multiplexed_ping_pong)
 }
 
 /*
+ * A unit whose counters are all disabled takes no turn: seven enabled
+ * counters on 6 + 1 counters do not rotate beside three disabled ones,
+ * and run all their time; enabling one of those starts the rotation and
+ * gets it counted.
+ */
+TEST(disabled_units_take_no_turn)
+{
+	const struct event sw_incr = { 0x00, PMUCTX_ATTR_EXCLUDE_KERNEL, "sw_incr:u" };
+	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
+	struct pmuctx_ctx_stats st = { .size = sizeof(st) };
+	struct pmuctx_value v;
+	int on[7], off[3], i;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	pin_to_cpu(0);
+	on[0] = open_event(&cyc, 0, -1);
+	ASSERT_LE(0, on[0]);
+	for (i = 1; i < 7; i++) {
+		on[i] = open_event(&sw_incr, 0, -1);
+		ASSERT_LE(0, on[i]);
+	}
+	for (i = 0; i < 3; i++) {
+		off[i] = open_event(&sw_incr, PMUCTX_ATTR_DISABLED, -1);
+		ASSERT_LE(0, off[i]);
+	}
+	run_loop(20000000);
+	ASSERT_EQ(0, ioctl(on[0], PMUCTX_IOC_STATS, &st));
+	EXPECT_EQ(0, st.rotations);
+	for (i = 0; i < 7; i++) {
+		ASSERT_EQ(0, read_counter(on[i], &v));
+		EXPECT_EQ(v.time_enabled, v.time_running);
+	}
+
+	ASSERT_EQ(0, ioctl(off[0], PMUCTX_IOC_ENABLE, 0));
+	run_loop(20000000);
+	ASSERT_EQ(0, ioctl(on[0], PMUCTX_IOC_STATS, &st));
+	ASSERT_EQ(0, read_counter(off[0], &v));
+	TH_LOG("after the enable: %llu rotations, the enabled one ran %llu of %llu ns",
+	       (unsigned long long)st.rotations,
+	       (unsigned long long)v.time_running,
+	       (unsigned long long)v.time_enabled);
+	EXPECT_LT(0, st.rotations);
+	EXPECT_LT(0, v.time_running);
+	EXPECT_LT(v.time_running, v.time_enabled);
+	for (i = 0; i < 7; i++)
+		close(on[i]);
+	for (i = 0; i < 3; i++)
+		close(off[i]);
+}
+
+/*
  * Hostile: while contexts rotate on two CPUs, fork and exit children,
  * open and close pinned, grouped and flexible counters in another thread,
  * and read everything from a third.  Bounded by time (3 s).  Every call
