@@ -197,7 +197,7 @@ bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread)
 }
 
 static void pmuctx_counter_read_one(struct pmuctx_counter *c,
-				    struct pmuctx_reading *rd)
+				    struct pmuctx_reading *rd, bool slices)
 {
 	struct pmuctx_context *ctx = c->ctx;
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
@@ -208,7 +208,8 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c,
 	pmuctx_ctx_clocks_now(ctx, clk);
 	rd->value += pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
-	pmuctx_counter_slices(c, clk, &rd->slices);
+	if (slices)
+		pmuctx_counter_slices(c, clk, &rd->slices);
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	rd->enabled += e;
 	rd->running += r;
@@ -217,15 +218,16 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c,
 /*
  * The counter, its live clones and its exited clones.  child_lock makes a
  * clone's move from the live list to the exited totals atomic for readers.
- * Slices pool: each instance's are a sample of the family's enabled time.
+ * Slices pool: each instance's are a sample of the family's enabled time
+ * (summed only when the read format asks: a read stays cheap without).
  */
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
-				struct pmuctx_reading *rd)
+				struct pmuctx_reading *rd, bool slices)
 {
 	struct pmuctx_counter *clone;
 
 	memset(rd, 0, sizeof(*rd));
-	pmuctx_counter_read_one(c, rd);
+	pmuctx_counter_read_one(c, rd, slices);
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
 		return;
@@ -235,7 +237,7 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 	rd->running += c->child_running;
 	pmuctx_slices_add(&rd->slices, &c->child_slices);
 	list_for_each_entry(clone, &c->children, child_entry)
-		pmuctx_counter_read_one(clone, rd);
+		pmuctx_counter_read_one(clone, rd, slices);
 	spin_unlock(&c->child_lock);
 }
 

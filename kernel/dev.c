@@ -490,7 +490,7 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 	if (!(fmt & PMUCTX_FORMAT_GROUP)) {
 		u64 words[5 + PMUCTX_SLICE_WORDS];
 
-		pmuctx_counter_family_read(c, &rd);
+		pmuctx_counter_family_read(c, &rd, fmt & PMUCTX_FORMAT_SLICES);
 		words[n++] = rd.value;
 		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
 			words[n++] = rd.enabled;
@@ -523,7 +523,7 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 		goto unlock;
 
 	/* A group is on the PMU as a unit: the leader's times are its. */
-	pmuctx_counter_family_read(leader, &rd);
+	pmuctx_counter_family_read(leader, &rd, fmt & PMUCTX_FORMAT_SLICES);
 	out[n++] = members;
 	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
 		out[n++] = rd.enabled;
@@ -537,7 +537,7 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 	if (fmt & PMUCTX_FORMAT_SLICES)
 		n += pmuctx_put_slices(&out[n], &rd.slices);
 	list_for_each_entry(m, &leader->siblings, sibling_entry) {
-		pmuctx_counter_family_read(m, &rd);
+		pmuctx_counter_family_read(m, &rd, fmt & PMUCTX_FORMAT_SLICES);
 		out[n++] = rd.value;
 		if (fmt & PMUCTX_FORMAT_ID)
 			out[n++] = m->id;

@@ -415,9 +415,10 @@ void pmuctx_mux_resched_loaded(struct pmuctx_context *ctx)
 }
 
 /*
- * pmuctx_ctx_load(), before the PMU is programmed and before loaded_cpu is
- * set (so the clocks do not fold counters not programmed yet): choose if a
- * change asked for it, and keep this CPU's rotation timer going.
+ * pmuctx_ctx_load() of a context that rotates or must choose, before the
+ * PMU is programmed and before loaded_cpu is set (so the clocks do not
+ * fold counters not programmed yet): choose if a change asked for it, and
+ * keep this CPU's rotation timer going.
  */
 void pmuctx_mux_loading(struct pmuctx_context *ctx)
 {

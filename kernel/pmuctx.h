@@ -565,7 +565,7 @@ struct pmuctx_reading {
 };
 
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
-				struct pmuctx_reading *rd);
+				struct pmuctx_reading *rd, bool slices);
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);

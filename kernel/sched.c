@@ -30,7 +30,7 @@ static struct pmuctx_context *pmuctx_own_ctx(struct pmuctx_link *link)
 /* ctx->lock held, IRQs off, on the holder's CPU: load and unload. */
 static void pmuctx_ctx_load(struct pmuctx_context *ctx, int cpu)
 {
-	if (ctx->nr_hw)
+	if (unlikely(ctx->mux_dirty | ctx->mux_rotate))
 		pmuctx_mux_loading(ctx);
 	/* The PMU stays stopped until the demux pointer is right. */
 	__this_cpu_write(pmuctx_loaded_ctx, ctx);
