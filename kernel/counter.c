@@ -20,12 +20,29 @@ struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
 	INIT_LIST_HEAD(&c->siblings);
 	INIT_LIST_HEAD(&c->sibling_entry);
 	INIT_LIST_HEAD(&c->child_entry);
-	INIT_LIST_HEAD(&c->children);
-	spin_lock_init(&c->child_lock);
-	init_waitqueue_head(&c->waitq);
-	init_irq_work(&c->wake_work, pmuctx_counter_wake);
 	c->leader = c;
 	c->hw_idx = -1;
+	return c;
+}
+
+/* A counter a file will hold, with its family's shared part. */
+struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp)
+{
+	struct pmuctx_counter *c = pmuctx_counter_alloc(gfp);
+	struct pmuctx_family *fam;
+
+	if (!c)
+		return NULL;
+	fam = kzalloc(sizeof(*fam), gfp);
+	if (!fam) {
+		pmuctx_counter_free_unused(c);
+		return NULL;
+	}
+	INIT_LIST_HEAD(&fam->children);
+	spin_lock_init(&fam->child_lock);
+	init_waitqueue_head(&fam->waitq);
+	init_irq_work(&fam->wake_work, pmuctx_counter_wake);
+	c->fam = fam;
 	return c;
 }
 
@@ -44,9 +61,12 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 {
 	if (!refcount_dec_and_test(&c->refs))
 		return;
-	WARN_ON_ONCE(!list_empty(&c->children));
-	irq_work_sync(&c->wake_work);
-	kfree(c->samples);
+	if (c->fam) {
+		WARN_ON_ONCE(!list_empty(&c->fam->children));
+		irq_work_sync(&c->fam->wake_work);
+		kfree(c->fam->samples);
+		kfree(c->fam);
+	}
 	if (c->user_page)
 		__free_page(c->user_page);
 	if (c->parent)
@@ -231,14 +251,14 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
 		return;
-	spin_lock(&c->child_lock);
-	rd->value += c->child_value;
-	rd->enabled += c->child_enabled;
-	rd->running += c->child_running;
-	pmuctx_slices_add(&rd->slices, &c->child_slices);
-	list_for_each_entry(clone, &c->children, child_entry)
+	spin_lock(&c->fam->child_lock);
+	rd->value += c->fam->child_value;
+	rd->enabled += c->fam->child_enabled;
+	rd->running += c->fam->child_running;
+	pmuctx_slices_add(&rd->slices, &c->fam->child_slices);
+	list_for_each_entry(clone, &c->fam->children, child_entry)
 		pmuctx_counter_read_one(clone, rd, slices);
-	spin_unlock(&c->child_lock);
+	spin_unlock(&c->fam->child_lock);
 }
 
 static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
@@ -272,14 +292,14 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 {
 	struct pmuctx_counter *clone;
 
-	spin_lock(&c->child_lock);
+	spin_lock(&c->fam->child_lock);
 	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
-	c->family_on = on;
+	c->fam->family_on = on;
 	pmuctx_counter_enable_one(c, on);
-	list_for_each_entry(clone, &c->children, child_entry)
+	list_for_each_entry(clone, &c->fam->children, child_entry)
 		pmuctx_counter_enable_one(clone, on);
 	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
-	spin_unlock(&c->child_lock);
+	spin_unlock(&c->fam->child_lock);
 	return 0;
 }
 
@@ -303,12 +323,12 @@ void pmuctx_counter_family_reset(struct pmuctx_counter *c)
 	struct pmuctx_counter *clone;
 
 	pmuctx_counter_reset_one(c);
-	spin_lock(&c->child_lock);
-	c->child_value = 0;
-	memset(&c->child_slices, 0, sizeof(c->child_slices));
-	list_for_each_entry(clone, &c->children, child_entry)
+	spin_lock(&c->fam->child_lock);
+	c->fam->child_value = 0;
+	memset(&c->fam->child_slices, 0, sizeof(c->fam->child_slices));
+	list_for_each_entry(clone, &c->fam->children, child_entry)
 		pmuctx_counter_reset_one(clone);
-	spin_unlock(&c->child_lock);
+	spin_unlock(&c->fam->child_lock);
 }
 
 /*
@@ -322,7 +342,7 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps, rotations;
 	struct pmuctx_slices slices = {};
 
-	spin_lock(&parent->child_lock);
+	spin_lock(&parent->fam->child_lock);
 	pmuctx_ctx_lock_irq(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
 	v = pmuctx_counter_value(clone, clk);
@@ -332,17 +352,17 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 	swaps = ctx->swaps;
 	rotations = ctx->rotations;
 	pmuctx_ctx_unlock_irq(ctx);
-	parent->child_value += v;
-	parent->child_enabled += e;
-	parent->child_running += r;
-	parent->child_loads += loads;
-	parent->child_swaps += swaps;
-	parent->child_rotations += rotations;
-	pmuctx_slices_add(&parent->child_slices, &slices);
-	parent->exited_clones++;
+	parent->fam->child_value += v;
+	parent->fam->child_enabled += e;
+	parent->fam->child_running += r;
+	parent->fam->child_loads += loads;
+	parent->fam->child_swaps += swaps;
+	parent->fam->child_rotations += rotations;
+	pmuctx_slices_add(&parent->fam->child_slices, &slices);
+	parent->fam->exited_clones++;
 	list_del_init(&clone->child_entry);
-	spin_unlock(&parent->child_lock);
-	wake_up_all(&parent->waitq);
+	spin_unlock(&parent->fam->child_lock);
+	wake_up_all(&parent->fam->waitq);
 }
 
 /*
@@ -402,12 +422,12 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 	 * leaves the clone to its child, which retires it before it first
 	 * returns to user space (pmuctx_sweep_closed()).
 	 */
-	spin_lock(&c->child_lock);
-	c->closing = true;
-	spin_unlock(&c->child_lock);
+	spin_lock(&c->fam->child_lock);
+	c->fam->closing = true;
+	spin_unlock(&c->fam->child_lock);
 	for (;;) {
-		spin_lock(&c->child_lock);
-		clone = list_first_entry_or_null(&c->children,
+		spin_lock(&c->fam->child_lock);
+		clone = list_first_entry_or_null(&c->fam->children,
 						 struct pmuctx_counter,
 						 child_entry);
 		if (clone) {
@@ -415,7 +435,7 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 			list_del_init(&clone->child_entry);
 			pmuctx_counter_get(clone);
 		}
-		spin_unlock(&c->child_lock);
+		spin_unlock(&c->fam->child_lock);
 		if (!clone)
 			break;
 		/* The context's reference, unless the exit work dropped it. */

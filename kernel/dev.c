@@ -298,7 +298,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	if (err)
 		goto out;
 
-	c = pmuctx_counter_alloc(GFP_KERNEL_ACCOUNT);
+	c = pmuctx_counter_alloc_original(GFP_KERNEL_ACCOUNT);
 	if (!c) {
 		err = -ENOMEM;
 		goto out;
@@ -312,12 +312,12 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 			goto free_counter;
 		c->period_left = attr.sample_period;
 		if (attr.sample_period) {
-			c->samples = kzalloc(sizeof(*c->samples), GFP_KERNEL_ACCOUNT);
-			if (!c->samples) {
+			c->fam->samples = kzalloc(sizeof(*c->fam->samples), GFP_KERNEL_ACCOUNT);
+			if (!c->fam->samples) {
 				err = -ENOMEM;
 				goto free_counter;
 			}
-			raw_spin_lock_init(&c->samples->lock);
+			raw_spin_lock_init(&c->fam->samples->lock);
 		}
 	}
 
@@ -634,20 +634,20 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	else
 		st.live_tasks++;
 
-	spin_lock(&c->child_lock);
-	st.tree_loads += c->child_loads;
-	st.tree_swaps += c->child_swaps;
-	st.tree_rotations += c->child_rotations;
-	st.exited_tasks += c->exited_clones;
-	list_for_each_entry(clone, &c->children, child_entry) {
+	spin_lock(&c->fam->child_lock);
+	st.tree_loads += c->fam->child_loads;
+	st.tree_swaps += c->fam->child_swaps;
+	st.tree_rotations += c->fam->child_rotations;
+	st.exited_tasks += c->fam->exited_clones;
+	list_for_each_entry(clone, &c->fam->children, child_entry) {
 		pmuctx_ctx_stats_add(clone->ctx, &st, &dead);
 		if (dead)
 			st.exited_tasks++;
 		else
 			st.live_tasks++;
 	}
-	spin_unlock(&c->child_lock);
-	st.inherit_failed = atomic64_read(&c->inherit_failed);
+	spin_unlock(&c->fam->child_lock);
+	st.inherit_failed = atomic64_read(&c->fam->inherit_failed);
 
 	return copy_to_user(ustats, &st, st.size) ? -EFAULT : 0;
 }
@@ -718,13 +718,13 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	pmuctx_ctx_unlock_irq(c->ctx);
 
 	pmuctx_tree_visit(c, &tr, ents, room);
-	spin_lock(&c->child_lock);
-	tr.total += c->child_value;
-	tr.exited_value += c->child_value;
-	tr.exited_tasks += c->exited_clones;
-	list_for_each_entry(clone, &c->children, child_entry)
+	spin_lock(&c->fam->child_lock);
+	tr.total += c->fam->child_value;
+	tr.exited_value += c->fam->child_value;
+	tr.exited_tasks += c->fam->exited_clones;
+	list_for_each_entry(clone, &c->fam->children, child_entry)
 		pmuctx_tree_visit(clone, &tr, ents, room);
-	spin_unlock(&c->child_lock);
+	spin_unlock(&c->fam->child_lock);
 
 	if (tr.nr_entries > room)
 		ret = -ERANGE;
@@ -743,7 +743,7 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 				 struct pmuctx_samples_read __user *ureq)
 {
-	struct pmuctx_sample_ring *ring = c->samples;
+	struct pmuctx_sample_ring *ring = c->fam->samples;
 	struct pmuctx_samples_read req;
 	struct pmuctx_sample *buf;
 	unsigned long flags;
@@ -766,7 +766,7 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	}
 	req.lost = ring->lost;
 	raw_spin_unlock_irqrestore(&ring->lock, flags);
-	req.overflows = atomic64_read(&c->overflows);
+	req.overflows = atomic64_read(&c->fam->overflows);
 	req.size = sizeof(req);
 	ret = 0;
 	if (n && copy_to_user(u64_to_user_ptr(req.samples), buf, n * sizeof(*buf)))
@@ -815,19 +815,19 @@ static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
 	unsigned long flags;
 	bool dead, live;
 
-	poll_wait(file, &c->waitq, wait);
-	if (c->samples) {
-		raw_spin_lock_irqsave(&c->samples->lock, flags);
-		if (c->samples->head != c->samples->tail)
+	poll_wait(file, &c->fam->waitq, wait);
+	if (c->fam->samples) {
+		raw_spin_lock_irqsave(&c->fam->samples->lock, flags);
+		if (c->fam->samples->head != c->fam->samples->tail)
 			events |= EPOLLIN | EPOLLRDNORM;
-		raw_spin_unlock_irqrestore(&c->samples->lock, flags);
+		raw_spin_unlock_irqrestore(&c->fam->samples->lock, flags);
 	}
 	pmuctx_ctx_lock_irq(c->ctx);
 	dead = c->ctx->dead;
 	pmuctx_ctx_unlock_irq(c->ctx);
-	spin_lock(&c->child_lock);
-	live = !list_empty(&c->children);
-	spin_unlock(&c->child_lock);
+	spin_lock(&c->fam->child_lock);
+	live = !list_empty(&c->fam->children);
+	spin_unlock(&c->fam->child_lock);
 	if (dead && !live)
 		events |= EPOLLHUP;
 	return events;
@@ -921,7 +921,7 @@ static int pmuctx_counter_fasync(int fd, struct file *file, int on)
 {
 	struct pmuctx_counter *c = file->private_data;
 
-	return fasync_helper(fd, file, on, &c->fasync);
+	return fasync_helper(fd, file, on, &c->fam->fasync);
 }
 
 static const struct file_operations pmuctx_counter_fops = {

@@ -40,7 +40,7 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		if (!pmuctx_counter_inherits(c, thread))
 			continue;
 		orig = c->parent ?: c;
-		if (READ_ONCE(orig->closing))
+		if (READ_ONCE(orig->fam->closing))
 			continue;
 		clone = kit->clones[i++];
 		pmuctx_counter_get(orig);
@@ -100,7 +100,7 @@ static void pmuctx_fork_failed(struct pmuctx_context *pctx, bool thread)
 
 	list_for_each_entry(c, &pctx->counters, ctx_entry)
 		if (pmuctx_counter_inherits(c, thread))
-			atomic64_inc(&(c->parent ?: c)->inherit_failed);
+			atomic64_inc(&(c->parent ?: c)->fam->inherit_failed);
 }
 
 /*
@@ -114,15 +114,15 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 	struct pmuctx_counter *orig = clone->parent;
 	bool published = false;
 
-	spin_lock(&orig->child_lock);
+	spin_lock(&orig->fam->child_lock);
 	if (clone->enable_seq != orig->enable_seq || (clone->enable_seq & 1))
-		pmuctx_counter_set_enabled(clone, orig->family_on, zero_clk);
+		pmuctx_counter_set_enabled(clone, orig->fam->family_on, zero_clk);
 	/* Closed meanwhile: release's walk will not see it, the child sweeps. */
-	if (!orig->closing) {
-		list_add_tail(&clone->child_entry, &orig->children);
+	if (!orig->fam->closing) {
+		list_add_tail(&clone->child_entry, &orig->fam->children);
 		published = true;
 	}
-	spin_unlock(&orig->child_lock);
+	spin_unlock(&orig->fam->child_lock);
 	return published;
 }
 
@@ -138,7 +138,7 @@ static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
 		found = NULL;
 		mutex_lock(&ctx->mutex);
 		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			if (c->parent && READ_ONCE(c->parent->closing) &&
+			if (c->parent && READ_ONCE(c->parent->fam->closing) &&
 			    list_empty(&c->child_entry)) {
 				found = c;
 				pmuctx_counter_get(found);
@@ -332,7 +332,8 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		ctx->seq++;
 		/* poll() may hang up now: woken outside this raw lock. */
 		list_for_each_entry(c, &ctx->counters, ctx_entry)
-			irq_work_queue(&c->wake_work);
+			if (c->fam)
+				irq_work_queue(&c->fam->wake_work);
 		pmuctx_ctx_unlock_irqrestore(ctx, flags);
 		pmuctx_kit_free(kit);
 		RCU_INIT_POINTER(link->ctx, NULL);

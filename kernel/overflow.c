@@ -21,12 +21,12 @@
 /* irq_work: the interrupt may not take the waitqueue lock under ctx->lock. */
 void pmuctx_counter_wake(struct irq_work *work)
 {
-	struct pmuctx_counter *c = container_of(work, struct pmuctx_counter,
-						wake_work);
+	struct pmuctx_family *fam = container_of(work, struct pmuctx_family,
+						 wake_work);
 
-	wake_up_all(&c->waitq);
-	if (c->samples)
-		kill_fasync(&c->fasync, SIGIO, POLL_IN);
+	wake_up_all(&fam->waitq);
+	if (fam->samples)
+		kill_fasync(&fam->fasync, SIGIO, POLL_IN);
 }
 
 /*
@@ -51,7 +51,7 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				 struct pt_regs *regs)
 {
-	struct pmuctx_sample_ring *ring = orig->samples;
+	struct pmuctx_sample_ring *ring = orig->fam->samples;
 	struct pmuctx_sample *s;
 
 	if (!ring)
@@ -84,9 +84,9 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 
 	if (!c->enabled || !n)
 		return;
-	atomic64_add(n, &orig->overflows);
+	atomic64_add(n, &orig->fam->overflows);
 	pmuctx_record_sample(orig, regs);
-	irq_work_queue(&orig->wake_work);
+	irq_work_queue(&orig->fam->wake_work);
 }
 
 static void pmuctx_sync_ipi(void *info)

@@ -283,6 +283,43 @@ struct pmuctx_link {
 };
 
 /*
+ * What only an original counter (the one a file holds) needs: its live
+ * clones, the totals of its exited ones, and notification.  Clones, by far
+ * the most numerous counters, go without (struct pmuctx_counter.fam).
+ */
+struct pmuctx_family {
+	/* Live clones and exited clones' totals. */
+	spinlock_t child_lock;
+	struct list_head children;
+	/*
+	 * Set (under child_lock) when the original's file is released: forks
+	 * clone it no more, and one that copied it already does not publish
+	 * the clone (its child retires it) once this is set.
+	 */
+	bool closing;
+	/*
+	 * Family enable/disable: the original's enable_seq is odd while one
+	 * is walking the family, bumped again when done (child_lock).  A fork
+	 * that copied an instance's state while one ran gives its clone
+	 * @family_on instead.
+	 */
+	bool family_on;
+	u64 child_value, child_enabled, child_running;
+	u64 exited_clones, child_loads, child_swaps, child_rotations;
+	struct pmuctx_slices child_slices;
+	atomic64_t inherit_failed;
+
+	wait_queue_head_t waitq;	/* poll: exit, overflow */
+
+	/* Overflow notification for the whole family. */
+	atomic64_t overflows;
+	struct pmuctx_sample_ring *samples;
+	struct fasync_struct *fasync;
+	/* Wake-ups leave the interrupt through an irq_work: no ctx->lock. */
+	struct irq_work wake_work;
+};
+
+/*
  * A counter.  Its value is base + (enabled ? clock_now - snap : 0) on the
  * clocks of its kind, likewise for time enabled/running.
  */
@@ -315,29 +352,14 @@ struct pmuctx_counter {
 
 	/* Inheritance.  @parent: the original (flattened), holds a ref. */
 	struct pmuctx_counter *parent;
-	struct list_head child_entry;	/* parent->child_lock */
-	/* Originals: live clones and exited clones' totals. */
-	spinlock_t child_lock;
-	struct list_head children;
+	struct list_head child_entry;	/* parent->fam->child_lock */
 	/*
-	 * Set (under child_lock) when the original's file is released: forks
-	 * clone it no more, and one that copied it already does not publish
-	 * the clone (its child retires it) once this is set.
-	 */
-	bool closing;
-	/*
-	 * Family enable/disable: odd while one is walking the family, bumped
-	 * again when done (child_lock).  A fork that copied an instance's state
-	 * while one ran gives its clone @family_on instead.
+	 * Family enable/disable: the original's @enable_seq when this clone
+	 * was copied (struct pmuctx_family).
 	 */
 	u32 enable_seq;
-	bool family_on;
-	u64 child_value, child_enabled, child_running;
-	u64 exited_clones, child_loads, child_swaps, child_rotations;
-	struct pmuctx_slices child_slices;
-	atomic64_t inherit_failed;
-
-	wait_queue_head_t waitq;	/* poll: exit, overflow */
+	/* Originals only (NULL in clones): what the whole family shares. */
+	struct pmuctx_family *fam;
 
 	/*
 	 * Hardware counters, under ctx->lock (the interrupt takes it too).
@@ -350,13 +372,6 @@ struct pmuctx_counter {
 	u64 hw_count;		/* 64-bit virtual count, all time loaded */
 	u64 hw_prev;		/* raw hardware value at the last fold */
 	u64 period_left;	/* events to the next overflow sample */
-
-	/* Originals: overflow notification for the whole family. */
-	atomic64_t overflows;
-	struct pmuctx_sample_ring *samples;
-	struct fasync_struct *fasync;
-	/* Wake-ups leave the interrupt through an irq_work: no ctx->lock. */
-	struct irq_work wake_work;
 
 	/* Self-read page of this instance (ctx->lock to update). */
 	struct page *user_page;
@@ -543,6 +558,7 @@ void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
+struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp);
 void pmuctx_counter_free_unused(struct pmuctx_counter *c);
 void pmuctx_counter_get(struct pmuctx_counter *c);
 void pmuctx_counter_put(struct pmuctx_counter *c);
