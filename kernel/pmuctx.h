@@ -4,7 +4,7 @@
  * objects and every locking rule; the rules are repeated next to the data.
  *
  * Lock order (outermost first):
- *   ctx->mutex  ->  counter->child_lock  ->  ctx->lock  ->  other ctx->lock
+ *   ctx->mutex  ->  counter->fam->child_lock  ->  ctx->lock  ->  other ctx->lock
  *   (two ctx->locks only in a swap, taken in address order)
  *   pmuctx_links_lock nests inside nothing and takes nothing.
  */
