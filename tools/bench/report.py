@@ -195,27 +195,33 @@ def mux_rows(arch, boots, out):
                % (arch, src["unit"], src["mux"]["loop_insns"] // 1000000))
     out.append("  (rotating) minus the same loop with 7 (all on the PMU), same round, over the rotations;"
                " median [min..max]")
-    out.append("  %-12s %22s %10s %9s  %s" % ("", "per rotation", "%interval", "interval", "rotations"))
-    res = {}
+    out.append("  %-34s %19s %9s %19s %9s %7s" % ("case", "pmuctx", "%interval", "perf_events",
+                                                 "%interval", "ratio"))
+    res, cells, notes = {}, [], []
     for name, m in (("pmuctx", pm), ("perf_events", pf)):
         if not m:
+            cells.append("%19s %9s" % ("--", ""))
             continue
         rot = m["rotations"]
         m["percent_of_interval"] = 100.0 * m["median"] / (m["interval_ms"] * 1e6)
-        out.append("  %-12s %22s %9.3f%% %6d ms  %s" % (
-            name, "%.0f [%.0f..%.0f]" % (m["median"], m["min"], m["max"]),
-            m["percent_of_interval"], m["interval_ms"],
-            "%s, counted (PMUCTX_IOC_STATS)" % "/".join("%.0f" % r for r in rot)
+        cells.append("%19s %8.3f%%" % ("%.0f [%.0f..%.0f]" % (m["median"], m["min"], m["max"]),
+                                       m["percent_of_interval"]))
+        notes.append("  interval, %s: %d ms; rotations a loop %s" % (
+            name, m["interval_ms"],
+            "%s counted (PMUCTX_IOC_STATS)" % "/".join("%.0f" % r for r in rot)
             if m["rotations_counted"] else
-            "%s, expected = loop time / interval (%s)" % ("/".join("%.1f" % r for r in rot),
-                                                          m["interval_source"])))
+            "%s expected = loop time / interval (%s)" % ("/".join("%.1f" % r for r in rot),
+                                                         m["interval_source"])))
         res[name] = dict(median=m["median"], min=m["min"], max=m["max"],
                          percent_of_interval=round(m["percent_of_interval"], 4),
                          interval_ms=m["interval_ms"], rotations=rot,
                          rotations_counted=m["rotations_counted"])
+    ratio = "--"
     if pm and pf and pf["median"] > 0:
         res["ratio"] = round(pm["median"] / pf["median"], 3)
-        out.append("  ratio pmuctx / perf_events %.2f" % res["ratio"])
+        ratio = "%.2f" % res["ratio"]
+    out.append("  %-34s %s %s %7s" % ("rotation, 14pmu loop over 7pmu", cells[0], cells[1], ratio))
+    out.extend(notes)
     # What rotating contexts cost a switch over the same contexts with 7.
     deltas = []
     for shape, label in (("swap", "swap"), ("load", "load")):
@@ -225,7 +231,7 @@ def mux_rows(arch, boots, out):
             a7 = b and b.get("pingpong/7pmu/%s/%s" % (api, shape))
             if a14 and a7:
                 cells.append("%s %+.0f" % (api, a14["median"] - a7["median"]))
-                res["switch_14_minus_7_%s_%s" % (shape, api)] = a14["median"] - a7["median"]
+                res["switch_14_minus_7_%s_%s" % (shape, api)] = round(a14["median"] - a7["median"], 1)
         if cells:
             deltas.append("%s: %s" % (label, ", ".join(cells)))
     if deltas:
