@@ -189,7 +189,7 @@ def mux_rows(arch, boots, out):
     pf = pf if pf and "median" in pf else None
     if not pm and not pf:
         return None
-    src = (main or perf_hw).data
+    src = main.data if pm else perf_hw.data
     out.append("")
     out.append("%s: multiplexing, cost of one rotation (%s): a %d M-instruction user loop with 14 PMU counters"
                % (arch, src["unit"], src["mux"]["loop_insns"] // 1000000))
