@@ -7,6 +7,7 @@
 #ifndef PMUCTX_BENCH_H
 #define PMUCTX_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Who counts. */
@@ -22,10 +23,14 @@ enum api { API_NONE, API_PMUCTX, API_PERF, NR_APIS };
  */
 enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, SHAPE_MAP, NR_SHAPES };
 
-/* A counter set: the first @npmu are PMU counters, then @nsw software ones. */
+/*
+ * A counter set: the first @npmu are PMU counters, then @nsw software ones.
+ * @shapes: the ping-pong shapes it runs (1 << SHAPE_*), 0 for all.
+ */
 struct cset {
-	const char *name;	/* "3sw", "7pmu", "4pmu+4sw" */
+	const char *name;	/* "3sw", "7pmu", "4pmu+4sw", "14pmu" */
 	int npmu, nsw;
+	unsigned int shapes;
 };
 
 /* counters.c */
@@ -41,12 +46,29 @@ int open_extra(enum api api);
 int open_one(enum api api, int pmu, int for_self_read);
 int self_read_setup(enum api api, int fd, const void **page);
 int self_read(enum api api, const void *page, uint64_t *value);
+/* Rotations of the pmuctx context @fd's counter lives in (PMUCTX_IOC_STATS). */
+int ctx_rotations(int fd, uint64_t *rotations);
+/*
+ * The rotation interval of multiplexed PMU counters, ms (-1 when unknown):
+ * pmuctx's from PMUCTX_INFO, perf's from perf_event_mux_interval_ms in the
+ * arm64 PMU's sysfs directory (or "cpu").  @src says where it came from.
+ */
+int mux_interval_ms(enum api api, char *src, size_t len);
 
 /* runs.c: each returns ns per operation (< 0 on failure, errno set). */
 double run_pingpong(enum api api, const struct cset *s, enum shape shape, int rounds);
 double run_ring(enum api api, const struct cset *s, int nfam, int ntasks, int laps);
 double run_fork(enum api api, const struct cset *s, int iters);
 double run_read(enum api api, int pmu, int self, int iters);
+/*
+ * A CPU-bound user loop of @insns instructions with @s open (not
+ * inherited): ns of the loop.  Meanwhile: extra[0] the context's
+ * rotations (pmuctx; -1 for the others), extra[1] interrupts taken
+ * (/proc/stat "intr"; -1 when unreadable), extra[2] times the task was
+ * switched out (getrusage).
+ */
+double run_mux(enum api api, const struct cset *s, unsigned long insns,
+	       double extra[3]);
 /*
  * Slab bytes per child of @n live children: mode 0 no counters, 1 clones of
  * the parent's inherited set, 2 each child's own set.  *obj from slab

@@ -6,6 +6,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <glob.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
@@ -105,6 +107,53 @@ int open_one(enum api api, int pmu, int for_self_read)
 {
 	/* PMU: instructions (counter 1 of a set); software: task-clock. */
 	return open_nth(api, pmu, pmu ? 1 : 0, 0, for_self_read);
+}
+
+int ctx_rotations(int fd, uint64_t *rotations)
+{
+	struct pmuctx_ctx_stats st;
+
+	if (pmuctx_counter_stats(fd, &st))
+		return -1;
+	*rotations = st.rotations;
+	return 0;
+}
+
+/* A PMU's own directory first (arm64: armv8_pmuv3*, or a core's name), then "cpu". */
+static const char *const mux_interval_globs[] = {
+	"/sys/bus/event_source/devices/armv8_pmuv3*/perf_event_mux_interval_ms",
+	"/sys/bus/event_source/devices/armv8_*/perf_event_mux_interval_ms",
+	"/sys/bus/event_source/devices/cpu/perf_event_mux_interval_ms",
+};
+
+int mux_interval_ms(enum api api, char *src, size_t len)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+	unsigned int i;
+	int v = -1;
+	glob_t g;
+	FILE *f;
+
+	if (api == API_PMUCTX) {
+		snprintf(src, len, "PMUCTX_INFO mux_interval_ms");
+		return pmuctx_get_info(&info) ? -1 : (int)info.mux_interval_ms;
+	}
+	for (i = 0; i < sizeof(mux_interval_globs) / sizeof(mux_interval_globs[0]); i++) {
+		if (glob(mux_interval_globs[i], 0, NULL, &g))
+			continue;
+		f = g.gl_pathc ? fopen(g.gl_pathv[0], "r") : NULL;
+		if (f) {
+			if (fscanf(f, "%d", &v) != 1)
+				v = -1;
+			fclose(f);
+			snprintf(src, len, "%s", g.gl_pathv[0]);
+		}
+		globfree(&g);
+		if (v > 0)
+			return v;
+	}
+	snprintf(src, len, "no perf_event_mux_interval_ms found");
+	return -1;
 }
 
 int api_available(enum api api, int want_pmu)

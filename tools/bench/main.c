@@ -3,7 +3,7 @@
  * ctxsw: what pmuctx costs, against perf_events and against no counters.
  *
  *   ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-c CPU]
- *         [-t TAG] [-j FILE] [-q]
+ *         [-l MINSNS] [-t TAG] [-j FILE] [-q]
  *
  * Every case runs in a fresh process pinned to one CPU, SCHED_BATCH; REPS
  * rounds each run every case once (interleaved), pmuctx and no-counter
@@ -12,7 +12,10 @@
  * on for about a second after its last event goes).  Times come from
  * CLOCK_MONOTONIC: ns on a real machine, instructions in a VM under
  * "-icount shift=0".  Cases whose counters cannot be opened here are
- * reported as unavailable.  -j writes the results as JSON; they are also
+ * reported as unavailable.  The multiplexing cases run a user loop of
+ * MINSNS million instructions (-l, default 200) with 7 PMU counters (all
+ * on the PMU) and with 14 (rotating): their difference over the rotations
+ * is what one rotation costs.  -j writes the results as JSON; they are also
  * printed between BENCH-JSON-BEGIN and BENCH-JSON-END (one line each, with
  * a "BENCH-JSON: " prefix) for scripts/bench to pick out of a VM console.
  */
@@ -33,21 +36,24 @@
 #define MAX_REPS 32
 #define MAX_CASES 160
 
-enum kind { K_PINGPONG, K_RING, K_FORK, K_READ };
-static const char *const kind_name[] = { "pingpong", "ring", "fork", "read" };
+enum kind { K_PINGPONG, K_RING, K_FORK, K_READ, K_MUX };
+static const char *const kind_name[] = { "pingpong", "ring", "fork", "read", "mux" };
 static const char *const api_name[NR_APIS] = { "none", "pmuctx", "perf" };
 static const char *const shape_name[NR_SHAPES] = { "swap", "load", "modified", "mapped" };
 static const char *const shape_label[NR_SHAPES] = {
 	"inherited (swap)", "separate (load)", "child +1 (load)", "inherited, mapped",
 };
 
+/* 14pmu: twice what the arm64 PMU holds (6 + the cycle counter), so it rotates. */
 static const struct cset sets[] = {
-	{ "1sw", 0, 1 }, { "3sw", 0, 3 }, { "8sw", 0, 8 },
-	{ "2pmu", 2, 0 }, { "7pmu", 7, 0 }, { "4pmu+4sw", 4, 4 },
+	{ "1sw", 0, 1, 0 }, { "3sw", 0, 3, 0 }, { "8sw", 0, 8, 0 },
+	{ "2pmu", 2, 0, 0 }, { "7pmu", 7, 0, 0 }, { "4pmu+4sw", 4, 4, 0 },
+	{ "14pmu", 14, 0, (1U << SHAPE_SWAP) | (1U << SHAPE_LOAD) },
 };
 #define NR_SETS (int)(sizeof(sets) / sizeof(sets[0]))
 static const struct cset *const set_3sw = &sets[1], *const set_8sw = &sets[2];
-static const struct cset set_none = { "none", 0, 0 };
+static const struct cset *const set_7pmu = &sets[4], *const set_14pmu = &sets[6];
+static const struct cset set_none = { "none", 0, 0, 0 };
 static const int ring_sizes[] = { 2, 8, 32 };
 
 struct bcase {
@@ -58,6 +64,7 @@ struct bcase {
 	enum shape shape;
 	int nfam, ntasks, pmu, self;
 	double v[MAX_REPS];
+	double rot[MAX_REPS], irq[MAX_REPS], sw[MAX_REPS];	/* K_MUX: rotations, irqs, switches */
 	int n, err;
 	double min, med, max;
 };
@@ -66,6 +73,7 @@ static struct bcase cases[MAX_CASES];
 static int nr_cases;
 static int rounds = 2000, reps = 7, settle_ms = 1300, mem_children = 200;
 static int read_iters = 5000, fork_iters = 200, quiet;
+static unsigned long mux_insns = 200000000;
 static double last_perf_end;
 
 static struct bcase *add_case(enum kind k, enum api api, const struct cset *s)
@@ -96,6 +104,8 @@ static void build_cases(void)
 				continue;
 			for (sh = 0; sh < NR_SHAPES; sh++) {
 				if (sh == SHAPE_MAP && (a != API_PMUCTX || !sets[i].npmu))
+					continue;
+				if (sets[i].shapes && !(sets[i].shapes & (1U << sh)))
 					continue;
 				c = add_case(K_PINGPONG, a, &sets[i]);
 				c->shape = sh;
@@ -150,9 +160,24 @@ static void build_cases(void)
 				 self ? (a == API_PERF ? "rdpmc self-read" : "self-read")
 				      : "read()");
 		}
+	if (!have[API_PMUCTX][1] && !have[API_PERF][1])
+		return;
+	c = add_case(K_MUX, API_NONE, &set_none);
+	snprintf(c->id, sizeof(c->id), "mux/none");
+	snprintf(c->label, sizeof(c->label), "loop, no counters");
+	for (a = API_PMUCTX; a < NR_APIS; a++)
+		for (i = 0; i < 2 && have[a][1]; i++) {
+			const struct cset *s = i ? set_14pmu : set_7pmu;
+
+			c = add_case(K_MUX, a, s);
+			snprintf(c->id, sizeof(c->id), "mux/%s/%s", s->name, api_name[a]);
+			snprintf(c->label, sizeof(c->label), "%s %s loop (%s)", api_name[a],
+				 s->name, i ? "rotating" : "all on the PMU");
+		}
 }
 
-static double measure_in_child(struct bcase *c)
+/* @extra: K_MUX's rotations, interrupts and switches. */
+static double measure_in_child(struct bcase *c, double *extra)
 {
 	switch (c->kind) {
 	case K_PINGPONG:
@@ -164,6 +189,8 @@ static double measure_in_child(struct bcase *c)
 		return run_fork(c->api, c->set, fork_iters);
 	case K_READ:
 		return run_read(c->api, c->pmu, c->self, read_iters);
+	case K_MUX:
+		return run_mux(c->api, c->set, mux_insns, extra);
 	}
 	return -1;
 }
@@ -190,8 +217,11 @@ static void settle(enum api api)
 	sleep_ms(10);
 }
 
-/* Run @fn-equivalent for @c in a fresh process; the value, or -errno. */
-static int fresh(struct bcase *c, int mem_mode, double out[2])
+/*
+ * Run @c (or memory mode @mem_mode) in a fresh process: out[0] the value,
+ * out[1..3] what else it measured; 0 or -errno.
+ */
+static int fresh(struct bcase *c, int mem_mode, double out[4])
 {
 	int p[2], st;
 	pid_t pid;
@@ -203,12 +233,12 @@ static int fresh(struct bcase *c, int mem_mode, double out[2])
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		double r[2] = { -1, -1 };
+		double r[4] = { -1, -1, -1, -1 };
 
 		close(p[0]);
 		alarm(1800);
 		if (mem_mode < 0)
-			r[0] = measure_in_child(c);
+			r[0] = measure_in_child(c, &r[1]);
 		else if (run_memory(c->api, set_8sw, mem_mode, mem_children, &r[0], &r[1]))
 			r[0] = -1;
 		if (r[0] < 0 && mem_mode < 0)
@@ -218,7 +248,7 @@ static int fresh(struct bcase *c, int mem_mode, double out[2])
 		_exit(0);
 	}
 	close(p[1]);
-	st = read(p[0], out, 2 * sizeof(double)) == 2 * sizeof(double) ? 0 : -EIO;
+	st = read(p[0], out, 4 * sizeof(double)) == 4 * sizeof(double) ? 0 : -EIO;
 	close(p[0]);
 	waitpid(pid, NULL, 0);
 	if (c->api == API_PERF)
@@ -274,7 +304,7 @@ static void keep_only(const char *words)
 static void run_rounds(void)
 {
 	int r, i, pass;
-	double out[2];
+	double out[4];
 
 	for (r = 0; r < reps; r++) {
 		if (!quiet)
@@ -292,6 +322,9 @@ static void run_rounds(void)
 					c->err = -st;
 					continue;
 				}
+				c->rot[c->n] = out[1];
+				c->irq[c->n] = out[2];
+				c->sw[c->n] = out[3];
 				c->v[c->n++] = out[0];
 			}
 	}
@@ -320,7 +353,7 @@ static int mem_reps = 3;
 static void run_mem(void)
 {
 	struct bcase c;
-	double out[2], none_obj[MAX_REPS], none_pages[MAX_REPS];
+	double out[4], none_obj[MAX_REPS], none_pages[MAX_REPS];
 	int r, i;
 
 	memset(&c, 0, sizeof(c));
@@ -378,6 +411,90 @@ static const struct bcase *find(enum kind k, enum api api, const struct bcase *l
 
 static const char *unit;
 
+/*
+ * Multiplexing: what one rotation costs, per round, from the 7pmu and 14pmu
+ * loops of that round: (t14 - t7) / rotations.  pmuctx counts its
+ * rotations; perf does not, so its are the expected number, the 14pmu
+ * loop's time over perf's interval (its rotation hrtimer re-arms itself
+ * every interval while a context needs rotating).
+ */
+static struct muxres {
+	const struct bcase *c7, *c14;
+	int interval_ms, counted, n;
+	char src[160];
+	double rot[MAX_REPS], per[MAX_REPS], min, med, max;
+} muxres[NR_APIS];
+
+static void mux_costs(void)
+{
+	int a, j;
+
+	for (a = API_PMUCTX; a < NR_APIS; a++) {
+		struct muxres *m = &muxres[a];
+		struct bcase like = { .kind = K_MUX };
+
+		like.set = set_7pmu;
+		m->c7 = find(K_MUX, a, &like);
+		like.set = set_14pmu;
+		m->c14 = find(K_MUX, a, &like);
+		if (!m->c7 || !m->c14)
+			continue;
+		m->interval_ms = mux_interval_ms(a, m->src, sizeof(m->src));
+		m->counted = a == API_PMUCTX;
+		for (j = 0; j < m->c7->n && j < m->c14->n; j++) {
+			double rot = m->counted ? m->c14->rot[j]
+				   : m->c14->v[j] / (m->interval_ms * 1e6);
+
+			if (rot <= 0 || (!m->counted && m->interval_ms <= 0))
+				break;
+			m->rot[m->n] = rot;
+			m->per[m->n++] = (m->c14->v[j] - m->c7->v[j]) / rot;
+		}
+		if (m->n)
+			m->med = median(m->per, m->n, &m->min, &m->max);
+	}
+}
+
+static void print_mux(FILE *o)
+{
+	double rot7;
+	int a, j;
+
+	for (a = API_PMUCTX; a < NR_APIS; a++) {
+		const struct muxres *m = &muxres[a];
+
+		if (!m->c7 || !m->c14)
+			continue;
+		fprintf(o, "\nmultiplexing, %s: a %lu M-instruction user loop with 7 PMU counters (all on the PMU) and 14 (rotating)\n",
+			api_name[a], mux_insns / 1000000);
+		fprintf(o, "  interval %d ms (%s); rotations %s\n", m->interval_ms, m->src,
+			m->counted ? "counted (PMUCTX_IOC_STATS of the 14pmu context)"
+				   : "not counted by perf: expected = 14pmu loop time / interval");
+		fprintf(o, "  %5s %12s %12s %9s %9s %12s %11s %13s\n", "round", "7pmu", "14pmu",
+			"14 - 7", "rotations", "per rotation", "irqs 7/14", "switches 7/14");
+		for (j = 0, rot7 = 0; j < m->c7->n && j < m->c14->n; j++) {
+			fprintf(o, "  %5d %12.0f %12.0f %+9.0f", j + 1, m->c7->v[j], m->c14->v[j],
+				m->c14->v[j] - m->c7->v[j]);
+			if (j < m->n)
+				fprintf(o, " %9.1f %12.0f", m->rot[j], m->per[j]);
+			else
+				fprintf(o, " %9s %12s", "--", "--");
+			fprintf(o, " %5.0f/%-5.0f %6.0f/%-6.0f\n", m->c7->irq[j], m->c14->irq[j],
+				m->c7->sw[j], m->c14->sw[j]);
+			rot7 += m->c7->rot[j];
+		}
+		if (m->counted)
+			fprintf(o, "  (the 7pmu context rotated %.0f times in all)\n", rot7);
+		if (!m->n) {
+			fprintf(o, "  per rotation: unknown (no rotations, or no interval)\n");
+			continue;
+		}
+		fprintf(o, "  per rotation: median %.0f [%.0f..%.0f] %s, %.3f%% of the %d ms interval%s\n",
+			m->med, m->min, m->max, unit, 100 * m->med / (m->interval_ms * 1e6),
+			m->interval_ms, m->counted ? "" : " (expected rotations)");
+	}
+}
+
 static void print_table(FILE *o)
 {
 	int i, j;
@@ -415,8 +532,9 @@ static void print_table(FILE *o)
 			fprintf(o, " %.0f", c->v[j]);
 		fprintf(o, "\n");
 	}
-	fprintf(o, "(%s per switch / per fork+exit / per read; over = median - no counters of the same kind;\n"
+	fprintf(o, "(%s per switch / per fork+exit / per read / per loop; over = median - no counters of the same kind;\n"
 		" /perf = overhead ratio against perf_events' same case, reads: time ratio)\n", unit);
+	print_mux(o);
 	fprintf(o, "\nmemory, slab bytes per task with 8 SW counters over a task without (%d tasks, median of %d):\n",
 		mem_children, mem_reps);
 	for (i = 1; i < NR_MEMS; i++) {
@@ -482,6 +600,14 @@ static void write_json(FILE *o, const char *tag)
 			fprintf(o, "\"min\": %.1f, \"median\": %.1f, \"max\": %.1f, \"samples\": ",
 				c->min, c->med, c->max);
 			json_samples(o, c->v, c->n);
+			if (c->kind == K_MUX) {
+				fprintf(o, ", \"rotations\": ");
+				json_samples(o, c->rot, c->n);
+				fprintf(o, ", \"irqs\": ");
+				json_samples(o, c->irq, c->n);
+				fprintf(o, ", \"switches\": ");
+				json_samples(o, c->sw, c->n);
+			}
 		} else {
 			fprintf(o, "\"error\": \"%s\"", strerror(c->err));
 		}
@@ -503,7 +629,25 @@ static void write_json(FILE *o, const char *tag)
 		}
 		fprintf(o, "}%s\n", i + 1 < NR_MEMS ? "," : "");
 	}
-	fprintf(o, "]\n}\n");
+	fprintf(o, "],\n\"mux\": {\"loop_insns\": %lu", mux_insns);
+	for (i = API_PMUCTX; i < NR_APIS; i++) {
+		const struct muxres *m = &muxres[i];
+
+		if (!m->c7 || !m->c14)
+			continue;
+		fprintf(o, ",\n \"%s\": {\"interval_ms\": %d, \"interval_source\": \"%s\", ",
+			api_name[i], m->interval_ms, m->src);
+		fprintf(o, "\"rotations_counted\": %s, \"rotations\": ",
+			m->counted ? "true" : "false");
+		json_samples(o, m->rot, m->n);
+		fprintf(o, ", \"per_rotation\": ");
+		json_samples(o, m->per, m->n);
+		if (m->n)
+			fprintf(o, ", \"min\": %.1f, \"median\": %.1f, \"max\": %.1f, \"percent_of_interval\": %.6f",
+				m->min, m->med, m->max, 100 * m->med / (m->interval_ms * 1e6));
+		fprintf(o, "}");
+	}
+	fprintf(o, "}\n}\n");
 }
 
 /* perf's user-space counter access on arm64 needs the sysctl; restored at exit. */
@@ -540,7 +684,7 @@ int main(int argc, char **argv)
 	cpu_set_t one;
 	FILE *m;
 
-	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:q")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:l:q")) != -1) {
 		switch (opt) {
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': reps = atoi(optarg); break;
@@ -551,14 +695,15 @@ int main(int argc, char **argv)
 		case 'j': json = optarg; break;
 		case 'f': fork_iters = atoi(optarg); break;
 		case 'k': only = optarg; break;
+		case 'l': mux_insns = strtoul(optarg, NULL, 10) * 1000000; break;
 		case 'q': quiet = 1; break;
 		default:
-			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-t TAG] [-j FILE] [-k CASE,...] [-q]\n");
+			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-l MINSNS] [-t TAG] [-j FILE] [-k CASE,...] [-q]\n");
 			return 2;
 		}
 	}
-	if (reps < 1 || reps > MAX_REPS || rounds < 16) {
-		fprintf(stderr, "ctxsw: 1 <= REPS <= %d, ROUNDTRIPS >= 16\n", MAX_REPS);
+	if (reps < 1 || reps > MAX_REPS || rounds < 16 || mux_insns < 1000000) {
+		fprintf(stderr, "ctxsw: 1 <= REPS <= %d, ROUNDTRIPS >= 16, MINSNS >= 1\n", MAX_REPS);
 		return 2;
 	}
 	unit = getenv("PMUCTX_VM_ICOUNT") ? "instructions" : "ns";
@@ -581,6 +726,7 @@ int main(int argc, char **argv)
 	if (!only)
 		run_mem();
 	user_access(0);
+	mux_costs();
 
 	printf("ctxsw %s: CPU %d, SCHED_BATCH, %d round trips, %d interleaved rounds, settle %d ms\n",
 	       tag, cpu, rounds, reps, settle_ms);

@@ -9,14 +9,17 @@ Boots: x86_64 (pmuctx and perf software counters side by side), arm64
 (pmuctx owns the PMU) and arm64-perf (the kernel's PMU driver owns it:
 perf_events with PMU counters).  Overheads are medians minus the "no
 counters" median of the same boot and kind; ratios are overhead over
-overhead.  The goals are those of issue 11.
+overhead.  The goals are those of issue 11.  Multiplexing (issue 13):
+14pmu ping-pong rows beside 7pmu, and the cost of one rotation from a
+user loop with 14 PMU counters against 7 (pmuctx counts its rotations,
+perf's are the loop time over its interval).
 """
 import argparse
 import json
 import os
 import sys
 
-SETS = ["1sw", "3sw", "8sw", "2pmu", "7pmu", "4pmu+4sw"]
+SETS = ["1sw", "3sw", "8sw", "2pmu", "7pmu", "4pmu+4sw", "14pmu"]
 SHAPES = [("swap", "inherited (swap)"), ("load", "separate (load)"),
           ("modified", "child +1 (load)"), ("mapped", "inherited, mapped (swap?)")]
 
@@ -176,6 +179,66 @@ def other_rows(arch, boots, out):
     return res
 
 
+def mux_rows(arch, boots, out):
+    """Cost of one rotation, pmuctx (arch boot) against perf (arch-perf boot)."""
+    main = boots.get(arch)
+    perf_hw = boots.get(arch + "-perf") or main
+    pm = main.data.get("mux", {}).get("pmuctx") if main else None
+    pf = perf_hw.data.get("mux", {}).get("perf") if perf_hw else None
+    pm = pm if pm and "median" in pm else None
+    pf = pf if pf and "median" in pf else None
+    if not pm and not pf:
+        return None
+    src = main.data if pm else perf_hw.data
+    out.append("")
+    out.append("%s: multiplexing, cost of one rotation (%s): a %d M-instruction user loop with 14 PMU counters"
+               % (arch, src["unit"], src["mux"]["loop_insns"] // 1000000))
+    out.append("  (rotating) minus the same loop with 7 (all on the PMU), same round, over the rotations;"
+               " median [min..max]")
+    out.append("  %-34s %19s %9s %19s %9s %7s" % ("case", "pmuctx", "%interval", "perf_events",
+                                                 "%interval", "ratio"))
+    res, cells, notes = {}, [], []
+    for name, m in (("pmuctx", pm), ("perf_events", pf)):
+        if not m:
+            cells.append("%19s %9s" % ("--", ""))
+            continue
+        rot = m["rotations"]
+        m["percent_of_interval"] = 100.0 * m["median"] / (m["interval_ms"] * 1e6)
+        cells.append("%19s %8.3f%%" % ("%.0f [%.0f..%.0f]" % (m["median"], m["min"], m["max"]),
+                                       m["percent_of_interval"]))
+        notes.append("  interval, %s: %d ms; rotations a loop %s" % (
+            name, m["interval_ms"],
+            "%s counted (PMUCTX_IOC_STATS)" % "/".join("%.0f" % r for r in rot)
+            if m["rotations_counted"] else
+            "%s expected = loop time / interval (%s)" % ("/".join("%.1f" % r for r in rot),
+                                                         m["interval_source"])))
+        res[name] = dict(median=m["median"], min=m["min"], max=m["max"],
+                         percent_of_interval=round(m["percent_of_interval"], 4),
+                         interval_ms=m["interval_ms"], rotations=rot,
+                         rotations_counted=m["rotations_counted"])
+    ratio = "--"
+    if pm and pf and pf["median"] > 0:
+        res["ratio"] = round(pm["median"] / pf["median"], 3)
+        ratio = "%.2f" % res["ratio"]
+    out.append("  %-34s %s %s %7s" % ("rotation, 14pmu loop over 7pmu", cells[0], cells[1], ratio))
+    out.extend(notes)
+    # What rotating contexts cost a switch over the same contexts with 7.
+    deltas = []
+    for shape, label in (("swap", "swap"), ("load", "load")):
+        cells = []
+        for api, b in (("pmuctx", main), ("perf", perf_hw)):
+            a14 = b and b.get("pingpong/14pmu/%s/%s" % (api, shape))
+            a7 = b and b.get("pingpong/7pmu/%s/%s" % (api, shape))
+            if a14 and a7:
+                cells.append("%s %+.0f" % (api, a14["median"] - a7["median"]))
+                res["switch_14_minus_7_%s_%s" % (shape, api)] = round(a14["median"] - a7["median"], 1)
+        if cells:
+            deltas.append("%s: %s" % (label, ", ".join(cells)))
+    if deltas:
+        out.append("  per switch, 14pmu minus 7pmu: " + "; ".join(deltas))
+    return res
+
+
 def baselines(boots, out):
     out.append("")
     out.append("baselines (no counters, ping-pong, per switch) and perf software counters in each boot:")
@@ -251,7 +314,10 @@ def main():
             continue
         rows = table_switch(arch, boots, out)
         res = other_rows(arch, boots, out)
+        mux = mux_rows(arch, boots, out)
         results[arch] = dict(switch=rows, other=res)
+        if mux:
+            results[arch]["mux"] = mux
         swaps = [(r["label"], r["pmuctx"], r["perf"]) for r in rows if r["shape"] in ("swap", "mapped")]
         loads = [(r["label"], r["pmuctx"], r["perf"]) for r in rows if r["shape"] not in ("swap", "mapped")]
         panels.append(("%s: equivalent contexts (swap)" % arch, swaps))
@@ -260,6 +326,7 @@ def main():
     out.append("")
     out.append("ratio = pmuctx overhead / perf_events overhead; goals: swap <= 1/3 of perf and <= 2% over")
     out.append("no counters; 7 PMU load <= 600; fork+exit overhead <= 1/2 of perf's; read() <= 3/4 of perf's.")
+    out.append("14pmu: 14 PMU counters on a PMU of 6 + the cycle counter, so they rotate (issue 13).")
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(a.out, "report.txt"), "w") as f:

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One measurement each, run in a fresh process so no counter outlives it:
- * ping-pong and ring context switches, fork+exit, read, memory.
+ * ping-pong and ring context switches, fork+exit, read, multiplexing
+ * (a user loop with rotating counters), memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "bench.h"
@@ -245,6 +247,89 @@ double run_read(enum api api, int pmu, int self, int iters)
 		}
 	}
 	return (now_ns() - t0) / iters;
+}
+
+/* ---------- multiplexing ---------- */
+
+#if defined(__aarch64__)
+/* Exactly 2 * n user instructions (n >= 1). */
+static __attribute__((noinline)) void spin(unsigned long n)
+{
+	asm volatile("1:	subs	%0, %0, #1\n"
+		     "	b.ne	1b\n" : "+r"(n) : : "cc");
+}
+#elif defined(__x86_64__)
+static __attribute__((noinline)) void spin(unsigned long n)
+{
+	asm volatile("1:	dec	%0\n"
+		     "	jnz	1b\n" : "+r"(n) : : "cc");
+}
+#else
+static __attribute__((noinline)) void spin(unsigned long n)
+{
+	while (n--)
+		asm volatile("" : : : "memory");
+}
+#endif
+
+/* Interrupts taken since boot, every CPU (/proc/stat "intr" total). */
+static double irq_total(void)
+{
+	char line[256];
+	double v = -1;
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "intr %lf", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * One task alone on its CPU runs a fixed user loop with @s open: with
+ * every counter on the PMU the loop costs what it costs without counters
+ * (they count user mode, the tick is the same); with more counters than
+ * the PMU has, every rotation adds its cost to the loop's time.
+ */
+static double switches(void)
+{
+	struct rusage u;
+
+	if (getrusage(RUSAGE_SELF, &u))
+		return -1;
+	return (double)u.ru_nvcsw + u.ru_nivcsw;
+}
+
+double run_mux(enum api api, const struct cset *s, unsigned long insns,
+	       double extra[3])
+{
+	double t0, t1, i0, i1, s0, s1;
+	uint64_t r0 = 0, r1 = 0;
+	int fd;
+
+	set_batch();
+	fd = open_set(api, s, 0);
+	if (fd < 0)
+		return -1;
+	if (api == API_PMUCTX && ctx_rotations(fd, &r0))
+		return -1;
+	spin(1000);	/* fault the code in */
+	s0 = switches();
+	i0 = irq_total();
+	t0 = now_ns();
+	spin(insns / 2);
+	t1 = now_ns();
+	i1 = irq_total();
+	s1 = switches();
+	if (api == API_PMUCTX && ctx_rotations(fd, &r1))
+		return -1;
+	extra[0] = api == API_PMUCTX ? (double)(r1 - r0) : -1;
+	extra[1] = i0 < 0 || i1 < 0 ? -1 : i1 - i0;
+	extra[2] = s0 < 0 || s1 < 0 ? -1 : s1 - s0;
+	return t1 - t0;
 }
 
 /* ---------- memory ---------- */
