@@ -8,39 +8,9 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include "pmuctx_test.h"
+#include "pmu_test.h"
 #include "kselftest_harness.h"
 
-#define INST_RETIRED	0x08
-#define CPU_CYCLES	0x11
-
-#if defined(__aarch64__)
-/* Exactly 2 * n instructions (n >= 1). */
-static __attribute__((noinline)) void run_loop(unsigned long n)
-{
-	asm volatile("1:	subs	%0, %0, #1\n"
-		     "	b.ne	1b\n" : "+r"(n) : : "cc");
-}
-#else
-static void run_loop(unsigned long n)
-{
-	(void)n;
-}
-#endif
-
-static bool have_pmu(void)
-{
-	struct pmuctx_info info = { .size = sizeof(info) };
-
-	return !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
-	       (info.features & PMUCTX_FEAT_HARDWARE);
-}
-
-/* Exact counts need -icount and one vCPU: icount is global to all vCPUs. */
-static bool exact(void)
-{
-	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
-}
 
 /* User-mode instructions of enable, a loop of n, disable. */
 static uint64_t count_loop(int fd, unsigned long n)

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sys/wait.h>
-#include "pmuctx_test.h"
+#include "pmu_test.h"
 #include "kselftest_harness.h"
 #include "hostile.h"
 
@@ -19,38 +19,7 @@
 /* The estimator pmuctx stat prints, compiled in: the VM has no libpmuctx. */
 #include "../../lib/estimate.c"
 
-#define INST_RETIRED	0x08
-#define CPU_CYCLES	0x11
-
 #define NR_EVENTS	14	/* twice the PMU's 6 + 1 counters */
-
-#if defined(__aarch64__)
-/* Exactly 2 * n user instructions (n >= 1). */
-static __attribute__((noinline)) void run_loop(unsigned long n)
-{
-	asm volatile("1:	subs	%0, %0, #1\n"
-		     "	b.ne	1b\n" : "+r"(n) : : "cc");
-}
-#else
-static void run_loop(unsigned long n)
-{
-	(void)n;
-}
-#endif
-
-static bool have_pmu(void)
-{
-	struct pmuctx_info info = { .size = sizeof(info) };
-
-	return !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
-	       (info.features & PMUCTX_FEAT_HARDWARE);
-}
-
-static bool exact(void)
-{
-	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
-}
-
 
 struct event {
 	uint64_t code;

@@ -146,19 +146,26 @@ static void fake_run(struct stat *st, FILE *out, enum stat_format fmt, int repea
 	pmuctx_evdb_close(st->evdb);
 }
 
-static char *capture(enum stat_format fmt, int repeat)
+/* What was printed to @f, which it closes. */
+static char *slurp(FILE *f)
 {
-	static struct stat st;
 	static char buf[8192];
-	FILE *f = tmpfile();
 	size_t n;
 
-	fake_run(&st, f, fmt, repeat);
 	rewind(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	buf[n] = 0;
 	fclose(f);
 	return buf;
+}
+
+static char *capture(enum stat_format fmt, int repeat)
+{
+	static struct stat st;
+	FILE *f = tmpfile();
+
+	fake_run(&st, f, fmt, repeat);
+	return slurp(f);
 }
 
 static void test_formats(void)
@@ -235,10 +242,8 @@ static char *capture_mux(enum stat_format fmt, int repeat)
 {
 	static const u128 c[] = { 10, 20, 60 }, t[] = { 2, 3, 4 }, one_c[] = { 90 }, one_t[] = { 9 };
 	static struct stat st;
-	static char buf[8192];
 	FILE *f = tmpfile();
 	char err[256];
-	size_t n;
 	int r;
 
 	memset(&st, 0, sizeof(st));
@@ -267,11 +272,7 @@ static char *capture_mux(enum stat_format fmt, int repeat)
 	}
 	stat_print_items(&st, -1);
 	pmuctx_evdb_close(st.evdb);
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
+	return slurp(f);
 }
 
 /*
@@ -286,10 +287,8 @@ static char *capture_interval(void)
 	static const u128 c1[] = { 10 }, t1[] = { 2 }, c2[] = { 20, 60 }, t2[] = { 3, 4 };
 	const u128 g = 1000000000;
 	static struct stat st;
-	static char buf[4096];
 	FILE *f = tmpfile();
 	char err[256];
-	size_t n;
 
 	memset(&st, 0, sizeof(st));
 	st.evdb = open_qemu();
@@ -310,11 +309,7 @@ static char *capture_interval(void)
 	stat_compute_items(&st, 1);
 	stat_print_items(&st, 0.2);
 	pmuctx_evdb_close(st.evdb);
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
+	return slurp(f);
 }
 
 static void test_multiplexed(void)
