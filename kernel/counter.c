@@ -246,7 +246,11 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 {
 	struct pmuctx_counter *clone;
 
-	memset(rd, 0, sizeof(*rd));
+	rd->value = 0;
+	rd->enabled = 0;
+	rd->running = 0;
+	if (slices)
+		memset(&rd->slices, 0, sizeof(rd->slices));
 	pmuctx_counter_read_one(c, rd, slices);
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
@@ -255,7 +259,8 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 	rd->value += c->fam->child_value;
 	rd->enabled += c->fam->child_enabled;
 	rd->running += c->fam->child_running;
-	pmuctx_slices_add(&rd->slices, &c->fam->child_slices);
+	if (slices)
+		pmuctx_slices_add(&rd->slices, &c->fam->child_slices);
 	list_for_each_entry(clone, &c->fam->children, child_entry)
 		pmuctx_counter_read_one(clone, rd, slices);
 	spin_unlock(&c->fam->child_lock);
