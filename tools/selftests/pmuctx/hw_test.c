@@ -290,54 +290,6 @@ TEST(hardware_counters_swap_like_software_ones)
 	close(fd);
 }
 
-static const struct pmuctx_mmap_page *map_counter(int fd)
-{
-	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-#if defined(__aarch64__)
-#define RD(n) case n: asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); break
-static uint64_t raw_counter(unsigned int n)
-{
-	uint64_t v = 0;
-
-	switch (n) {
-	RD(0); RD(1); RD(2); RD(3); RD(4); RD(5);
-	case 31:
-		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
-		break;
-	}
-	return v;
-}
-#else
-static uint64_t raw_counter(unsigned int n)
-{
-	(void)n;
-	return 0;
-}
-#endif
-
-/* The documented protocol of struct pmuctx_mmap_page. */
-static int self_read(const struct pmuctx_mmap_page *page, uint64_t *value)
-{
-	const volatile struct pmuctx_mmap_page *p = page;
-	uint32_t seq, idx;
-	uint64_t raw, mask;
-
-	do {
-		seq = p->lock;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		idx = p->index;
-		mask = p->width == 64 ? UINT64_MAX : (1ULL << p->width) - 1;
-		raw = idx ? raw_counter(idx - 1) : 0;
-		*value = p->offset + ((raw - p->prev) & mask);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1) || p->lock != seq);
-	return idx ? 0 : -1;
-}
-
 TEST(self_read_matches_read)
 {
 	const struct pmuctx_mmap_page *page;

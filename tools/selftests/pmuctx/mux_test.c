@@ -514,6 +514,55 @@ TEST(inherited_multiplexed_ping_pong)
 }
 
 /*
+ * The self-read page of a multiplexed counter says when it is off the PMU
+ * (index 0: use read()) and, when on, gives values that only grow and
+ * agree with read(), across rotations that move it between slots.
+ */
+TEST(self_read_page_follows_rotation)
+{
+	const struct pmuctx_mmap_page *page;
+	uint64_t v, last = 0, r, end;
+	struct pmuctx_value rd;
+	unsigned int on = 0, off = 0;
+	int fd[NR_EVENTS], i;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	instructions_event();
+	pin_to_cpu(0);
+	for (i = 0; i < NR_EVENTS; i++) {
+		/* User mode only: the rest trap or are not ours to read. */
+		struct event ev = events[i % (NR_EVENTS / 2)];
+
+		ev.exclude = PMUCTX_ATTR_EXCLUDE_KERNEL;
+		fd[i] = open_event(&ev, 0, -1);
+		ASSERT_LE(0, fd[i]);
+	}
+	page = map_counter(fd[NR_EVENTS - 1]);
+	ASSERT_NE(NULL, page) TH_LOG("mmap: %s", strerror(errno));
+	end = now_ns() + 200000000ULL;
+	while (now_ns() < end && (on < 20 || off < 20)) {
+		if (self_read(page, &v)) {
+			off++;
+		} else {
+			on++;
+			EXPECT_LE(last, v);
+			last = v;
+		}
+		run_loop(50000);
+	}
+	ASSERT_EQ(0, read_counter(fd[NR_EVENTS - 1], &rd));
+	r = rd.value;
+	TH_LOG("on the PMU at %u self-reads, off at %u; last self-read %llu, read() %llu",
+	       on, off, (unsigned long long)last, (unsigned long long)r);
+	EXPECT_LT(0, on);
+	EXPECT_LT(0, off);
+	EXPECT_LE(last, r);
+	for (i = 0; i < NR_EVENTS; i++)
+		close(fd[i]);
+}
+
+/*
  * A unit whose counters are all disabled takes no turn: seven enabled
  * counters on 6 + 1 counters do not rotate beside three disabled ones,
  * and run all their time; enabling one of those starts the rotation and

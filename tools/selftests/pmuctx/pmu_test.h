@@ -8,6 +8,7 @@
 #define PMUCTX_PMU_TEST_H
 
 #include <stdbool.h>
+#include <sys/mman.h>
 #include "pmuctx_test.h"
 
 #define INST_RETIRED	0x08
@@ -39,6 +40,56 @@ static inline bool have_pmu(void)
 static inline bool exact(void)
 {
 	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
+}
+
+/* Self-reads (arm64): the counted task reads its own counter from EL0. */
+static inline const struct pmuctx_mmap_page *map_counter(int fd)
+{
+	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+#if defined(__aarch64__)
+#define RD(n) case n: asm volatile("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); break
+static inline uint64_t raw_counter(unsigned int n)
+{
+	uint64_t v = 0;
+
+	switch (n) {
+	RD(0); RD(1); RD(2); RD(3); RD(4); RD(5);
+	case 31:
+		asm volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		break;
+	}
+	return v;
+}
+#else
+static inline uint64_t raw_counter(unsigned int n)
+{
+	(void)n;
+	return 0;
+}
+#endif
+
+/* The documented protocol of struct pmuctx_mmap_page. */
+static inline int self_read(const struct pmuctx_mmap_page *page,
+			    uint64_t *value)
+{
+	const volatile struct pmuctx_mmap_page *p = page;
+	uint32_t seq, idx;
+	uint64_t raw, mask;
+
+	do {
+		seq = p->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		idx = p->index;
+		mask = p->width == 64 ? UINT64_MAX : (1ULL << p->width) - 1;
+		raw = idx ? raw_counter(idx - 1) : 0;
+		*value = p->offset + ((raw - p->prev) & mask);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || p->lock != seq);
+	return idx ? 0 : -1;
 }
 
 #endif
