@@ -217,7 +217,7 @@ bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread)
 }
 
 static void pmuctx_counter_read_one(struct pmuctx_counter *c,
-				    struct pmuctx_reading *rd, bool slices)
+				    struct pmuctx_reading *rd)
 {
 	struct pmuctx_context *ctx = c->ctx;
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
@@ -228,8 +228,8 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c,
 	pmuctx_ctx_clocks_now(ctx, clk);
 	rd->value += pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);
-	if (slices)
-		pmuctx_counter_slices(c, clk, &rd->slices);
+	if (rd->slices)
+		pmuctx_counter_slices(c, clk, rd->slices);
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	rd->enabled += e;
 	rd->running += r;
@@ -242,16 +242,14 @@ static void pmuctx_counter_read_one(struct pmuctx_counter *c,
  * (summed only when the read format asks: a read stays cheap without).
  */
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
-				struct pmuctx_reading *rd, bool slices)
+				struct pmuctx_reading *rd)
 {
 	struct pmuctx_counter *clone;
 
 	rd->value = 0;
 	rd->enabled = 0;
 	rd->running = 0;
-	if (slices)
-		memset(&rd->slices, 0, sizeof(rd->slices));
-	pmuctx_counter_read_one(c, rd, slices);
+	pmuctx_counter_read_one(c, rd);
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
 		return;
@@ -259,10 +257,10 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 	rd->value += c->fam->child_value;
 	rd->enabled += c->fam->child_enabled;
 	rd->running += c->fam->child_running;
-	if (slices)
-		pmuctx_slices_add(&rd->slices, &c->fam->child_slices);
+	if (rd->slices)
+		pmuctx_slices_add(rd->slices, &c->fam->child_slices);
 	list_for_each_entry(clone, &c->fam->children, child_entry)
-		pmuctx_counter_read_one(clone, rd, slices);
+		pmuctx_counter_read_one(clone, rd);
 	spin_unlock(&c->fam->child_lock);
 }
 

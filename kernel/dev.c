@@ -476,37 +476,67 @@ static unsigned int pmuctx_put_slices(u64 *out, const struct pmuctx_slices *s)
 	return PMUCTX_SLICE_WORDS;
 }
 
-static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
-				   size_t count, loff_t *ppos)
+/* A non-group read's words; with @sl (zeroed) its slice statistics too. */
+static unsigned int pmuctx_read_words(struct pmuctx_counter *c, u64 *words,
+				      struct pmuctx_slices *sl)
 {
-	struct pmuctx_counter *c = file->private_data, *leader, *m;
+	struct pmuctx_reading rd = { .slices = sl };
+	u64 fmt = c->attr.read_format;
+	unsigned int n = 0;
+
+	pmuctx_counter_family_read(c, &rd);
+	words[n++] = rd.value;
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
+		words[n++] = rd.enabled;
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
+		words[n++] = rd.running;
+	if (fmt & PMUCTX_FORMAT_ID)
+		words[n++] = c->id;
+	if (fmt & PMUCTX_FORMAT_STAMP)
+		words[n++] = pmuctx_ctx_stamp(c->ctx);
+	if (sl)
+		n += pmuctx_put_slices(&words[n], sl);
+	return n;
+}
+
+static ssize_t pmuctx_copy_words(char __user *buf, size_t count,
+				 const u64 *words, unsigned int n)
+{
+	size_t size = n * sizeof(u64);
+
+	if (count < size)
+		return -ENOSPC;
+	return copy_to_user(buf, words, size) ? -EFAULT : size;
+}
+
+/*
+ * Out of line, as the group read: their buffers and 128-bit sums would
+ * otherwise be in the plain read's frame, which the kernel zeroes on
+ * every call (INIT_STACK_ALL_ZERO).
+ */
+static noinline ssize_t pmuctx_read_sliced(struct pmuctx_counter *c,
+					   char __user *buf, size_t count)
+{
+	u64 words[5 + PMUCTX_SLICE_WORDS];
+	struct pmuctx_slices sl = {};
+
+	return pmuctx_copy_words(buf, count, words,
+				 pmuctx_read_words(c, words, &sl));
+}
+
+static noinline ssize_t pmuctx_read_group(struct pmuctx_counter *c,
+					  char __user *buf, size_t count)
+{
 	u64 fmt = c->attr.read_format, *out;
 	struct pmuctx_context *ctx = c->ctx;
 	unsigned int members = 1, n = 0;
-	struct pmuctx_reading rd;
+	struct pmuctx_counter *leader, *m;
+	struct pmuctx_slices sl = {};
+	struct pmuctx_reading rd = {
+		.slices = fmt & PMUCTX_FORMAT_SLICES ? &sl : NULL,
+	};
 	ssize_t ret;
 	size_t size;
-
-	if (!(fmt & PMUCTX_FORMAT_GROUP)) {
-		u64 words[5 + PMUCTX_SLICE_WORDS];
-
-		pmuctx_counter_family_read(c, &rd, fmt & PMUCTX_FORMAT_SLICES);
-		words[n++] = rd.value;
-		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
-			words[n++] = rd.enabled;
-		if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
-			words[n++] = rd.running;
-		if (fmt & PMUCTX_FORMAT_ID)
-			words[n++] = c->id;
-		if (fmt & PMUCTX_FORMAT_STAMP)
-			words[n++] = pmuctx_ctx_stamp(ctx);
-		if (fmt & PMUCTX_FORMAT_SLICES)
-			n += pmuctx_put_slices(&words[n], &rd.slices);
-		size = n * sizeof(u64);
-		if (count < size)
-			return -ENOSPC;
-		return copy_to_user(buf, words, size) ? -EFAULT : size;
-	}
 
 	/* The group cannot change while ctx->mutex is held. */
 	mutex_lock(&ctx->mutex);
@@ -523,7 +553,7 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 		goto unlock;
 
 	/* A group is on the PMU as a unit: the leader's times are its. */
-	pmuctx_counter_family_read(leader, &rd, fmt & PMUCTX_FORMAT_SLICES);
+	pmuctx_counter_family_read(leader, &rd);
 	out[n++] = members;
 	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
 		out[n++] = rd.enabled;
@@ -534,15 +564,16 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 	out[n++] = rd.value;
 	if (fmt & PMUCTX_FORMAT_ID)
 		out[n++] = leader->id;
-	if (fmt & PMUCTX_FORMAT_SLICES)
-		n += pmuctx_put_slices(&out[n], &rd.slices);
+	if (rd.slices)
+		n += pmuctx_put_slices(&out[n], &sl);
 	list_for_each_entry(m, &leader->siblings, sibling_entry) {
-		pmuctx_counter_family_read(m, &rd, fmt & PMUCTX_FORMAT_SLICES);
+		memset(&sl, 0, sizeof(sl));
+		pmuctx_counter_family_read(m, &rd);
 		out[n++] = rd.value;
 		if (fmt & PMUCTX_FORMAT_ID)
 			out[n++] = m->id;
-		if (fmt & PMUCTX_FORMAT_SLICES)
-			n += pmuctx_put_slices(&out[n], &rd.slices);
+		if (rd.slices)
+			n += pmuctx_put_slices(&out[n], &sl);
 	}
 	mutex_unlock(&ctx->mutex);
 	/* Not under ctx->mutex: a fault takes mmap_lock, which mmap() holds. */
@@ -552,6 +583,20 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 unlock:
 	mutex_unlock(&ctx->mutex);
 	return ret;
+}
+
+static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
+				   size_t count, loff_t *ppos)
+{
+	struct pmuctx_counter *c = file->private_data;
+	u64 fmt = c->attr.read_format, words[5];
+
+	if (fmt & PMUCTX_FORMAT_GROUP)
+		return pmuctx_read_group(c, buf, count);
+	if (fmt & PMUCTX_FORMAT_SLICES)
+		return pmuctx_read_sliced(c, buf, count);
+	return pmuctx_copy_words(buf, count, words,
+				 pmuctx_read_words(c, words, NULL));
 }
 
 /* Apply @fn to the counter, or with PMUCTX_IOC_FLAG_GROUP to its group. */

@@ -577,11 +577,17 @@ void pmuctx_slices_add(struct pmuctx_slices *sum,
 /* What read() and the family reads return for one counter. */
 struct pmuctx_reading {
 	u64 value, enabled, running;
-	struct pmuctx_slices slices;
+	/*
+	 * Where to add the slices, zeroed by the caller; NULL when the read
+	 * format does not ask.  Kept out of this struct: the kernel zeroes
+	 * every stack variable (INIT_STACK_ALL_ZERO), and a read that does
+	 * not want 128-bit sums should not clear and align room for them.
+	 */
+	struct pmuctx_slices *slices;
 };
 
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
-				struct pmuctx_reading *rd, bool slices);
+				struct pmuctx_reading *rd);
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
