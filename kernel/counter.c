@@ -269,7 +269,6 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 	struct pmuctx_context *ctx = c->ctx;
 	u64 clk[PMUCTX_NR_CLOCKS];
 	unsigned long flags;
-
 	bool resched = false;
 
 	pmuctx_ctx_sync_hw(ctx);

@@ -158,8 +158,9 @@ static bool pmuctx_unit_enabled(struct pmuctx_counter *leader)
  * turn from @mux_cursor, each that still fits (a big group left out does
  * not keep smaller ones off).  A flexible unit with every counter disabled
  * takes no turn (it counts nothing); enabling one of them asks for a new
- * choice (@mux_dirty, pmuctx_counter_set_enabled()).  The next rotation starts at the first one
- * left out, so every unit gets the PMU within a round.  ctx->lock held,
+ * choice (@mux_dirty, pmuctx_counter_set_enabled()).  The next rotation
+ * starts at the first one left out, so every unit gets the PMU within a
+ * round.  ctx->lock held,
  * the context's counters stopped (not loaded, or unloaded and folded).
  * Counters that stay on keep counting: their slice goes on.
  */
@@ -321,6 +322,8 @@ static enum hrtimer_restart pmuctx_mux_tick(struct hrtimer *t)
 int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		   struct pmuctx_counter *leader)
 {
+	/* The unit @c makes or joins: @leader's plus @c, or @c alone. */
+	struct pmuctx_counter *unit = leader ?: c, *extra = leader ? c : NULL;
 	struct pmuctx_counter *p;
 	unsigned long used = 0;
 	int idx;
@@ -329,20 +332,18 @@ int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	if (!pmuctx_counter_is_hw(c)) {
 		/* A software member counts when its unit does. */
 		c->mux_off = leader && leader->mux_off;
-		return leader && leader->mux_off ? PMUCTX_MUX_WAIT : PMUCTX_MUX_ON;
+		return c->mux_off ? PMUCTX_MUX_WAIT : PMUCTX_MUX_ON;
 	}
-	if (!(leader ? pmuctx_unit_place(leader, c, &used, false) :
-		       pmuctx_unit_place(c, NULL, &used, false)))
+	if (!pmuctx_unit_place(unit, extra, &used, false))
 		return -ENOSPC;
-	if (pmuctx_unit_pinned(leader ?: c)) {
+	if (pmuctx_unit_pinned(unit)) {
 		used = 0;
 		list_for_each_entry(p, &ctx->counters, ctx_entry)
-			if (p->leader == p && p != leader &&
+			if (p->leader == p && p != unit &&
 			    pmuctx_unit_pinned(p) &&
 			    !pmuctx_unit_place(p, NULL, &used, false))
 				return -ENOSPC;
-		if (!(leader ? pmuctx_unit_place(leader, c, &used, false) :
-			       pmuctx_unit_place(c, NULL, &used, false)))
+		if (!pmuctx_unit_place(unit, extra, &used, false))
 			return -ENOSPC;
 	}
 
@@ -394,14 +395,13 @@ bool pmuctx_mux_added(struct pmuctx_context *ctx)
 	return pmuctx_mux_resched(ctx);
 }
 
+/* On the CPU the context was loaded on, IRQs off: as any other chooser. */
 static void pmuctx_mux_resched_ipi(void *info)
 {
 	struct pmuctx_context *ctx = info;
 
 	pmuctx_ctx_lock(ctx);
-	if (ctx->loaded_cpu == smp_processor_id() && ctx->mux_dirty &&
-	    !ctx->dead)
-		pmuctx_mux_reprogram(ctx, false, local_clock());
+	pmuctx_mux_resched(ctx);
 	pmuctx_ctx_unlock(ctx);
 }
 
@@ -457,7 +457,7 @@ void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,
 	}
 }
 
-int pmuctx_mux_init(void)
+void pmuctx_mux_init(void)
 {
 	int cpu;
 
@@ -467,7 +467,6 @@ int pmuctx_mux_init(void)
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
 		t->function = pmuctx_mux_tick;
 	}
-	return 0;
 }
 
 /* No context is left to be loaded: a timer still queued has nothing to do. */

@@ -642,7 +642,7 @@ void pmuctx_sched_load_current(struct pmuctx_link *link);
 
 /* mux.c: multiplexing */
 extern unsigned int pmuctx_mux_interval_ms;
-int pmuctx_mux_init(void);
+void pmuctx_mux_init(void);
 void pmuctx_mux_exit(void);
 enum { PMUCTX_MUX_ON, PMUCTX_MUX_WAIT, PMUCTX_MUX_RESCHED };
 int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
