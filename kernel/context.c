@@ -156,6 +156,8 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_inherit_thread += delta;
 	if (c->attr.flags & PMUCTX_ATTR_INHERIT_STAT)
 		ctx->nr_inherit_stat += delta;
+	if (c->attr.type == PMUCTX_TYPE_RANGE)
+		ctx->nr_range += delta;
 	if (pmuctx_counter_counts_faults(c))
 		ctx->nr_fault_counters += delta;
 	if (pmuctx_counter_counts_migrations(c)) {

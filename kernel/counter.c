@@ -65,10 +65,13 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 		WARN_ON_ONCE(!list_empty(&c->fam->children));
 		irq_work_sync(&c->fam->wake_work);
 		kfree(c->fam->samples);
+		kfree(c->fam->range_plan);
 		kfree(c->fam);
 	}
 	if (c->user_page)
 		__free_page(c->user_page);
+	if (c->attr.type == PMUCTX_TYPE_RANGE)
+		pmuctx_range_put_watch(c->range);
 	if (c->parent)
 		pmuctx_counter_put(c->parent);
 	if (c->ctx)
@@ -82,6 +85,9 @@ static u64 pmuctx_counter_clock(const struct pmuctx_counter *c, const u64 *clk)
 	/* A hardware counter is its own clock: the PMU counts only while loaded. */
 	if (pmuctx_counter_is_hw(c))
 		return c->hw_count;
+	/* So is a range counter: its watchpoints count only its task. */
+	if (c->attr.type == PMUCTX_TYPE_RANGE)
+		return pmuctx_range_hits(c);
 	switch (c->attr.config) {
 	case PMUCTX_SW_TASK_CLOCK:
 		return clk[PMUCTX_CLK_TIME];

@@ -39,7 +39,7 @@ static const struct file_operations pmuctx_counter_fops;
  * (E2BIG), an older smaller one zero-extended.  Returns the caller's size
  * or a negative errno.
  */
-static long pmuctx_copy_sized(void *kbuf, size_t ksize,
+long pmuctx_copy_sized(void *kbuf, size_t ksize,
 			      const void __user *ubuf, size_t min)
 {
 	u32 usize;
@@ -90,6 +90,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}
 
+	pmuctx_range_fill_info(&info);
 	if (copy_to_user(uinfo, &info, info.size))
 		return -EFAULT;
 	return 0;
@@ -119,6 +120,10 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 		return -EINVAL;
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
+		return -EINVAL;
+	if (attr->type == PMUCTX_TYPE_RANGE)
+		return pmuctx_range_attr_check(attr);
+	if (attr->range_start || attr->range_end)
 		return -EINVAL;
 	switch (attr->type) {
 	case PMUCTX_TYPE_SOFTWARE:
@@ -306,7 +311,11 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	c->attr = attr;
 	c->attr.size = sizeof(attr);
 	c->id = atomic64_inc_return(&pmuctx_next_id);
-	if (attr.type != PMUCTX_TYPE_SOFTWARE) {
+	if (attr.type == PMUCTX_TYPE_RANGE) {
+		err = pmuctx_range_open(c, task);
+		if (err)
+			goto free_counter;
+	} else if (attr.type != PMUCTX_TYPE_SOFTWARE) {
 		err = pmuctx_hw->event_init(c);
 		if (err)
 			goto free_counter;
@@ -405,11 +414,14 @@ static long pmuctx_dev_ioctl(struct file *file, unsigned int cmd,
 {
 	void __user *uarg = (void __user *)arg;
 
-	switch (pmuctx_ioc_sized(cmd, PMUCTX_INFO)) {
+	cmd = pmuctx_ioc_sized(cmd, PMUCTX_INFO);
+	switch (pmuctx_ioc_sized(cmd, PMUCTX_RANGE_PLAN)) {
 	case PMUCTX_INFO:
 		return pmuctx_ioctl_info(uarg);
 	case PMUCTX_OPEN:
 		return pmuctx_ioctl_open(uarg);
+	case PMUCTX_RANGE_PLAN:
+		return pmuctx_range_ioctl_plan(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -829,7 +841,8 @@ static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 	struct pmuctx_counter *c = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	switch (pmuctx_ioc_sized(cmd, PMUCTX_IOC_STATS)) {
+	cmd = pmuctx_ioc_sized(cmd, PMUCTX_IOC_STATS);
+	switch (pmuctx_ioc_sized(cmd, PMUCTX_IOC_RANGE)) {
 	case PMUCTX_IOC_ENABLE:
 		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, true);
 	case PMUCTX_IOC_DISABLE:
@@ -844,6 +857,8 @@ static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 		return pmuctx_ioctl_tree_read(c, uarg);
 	case PMUCTX_IOC_SAMPLES:
 		return pmuctx_ioctl_samples(c, uarg);
+	case PMUCTX_IOC_RANGE:
+		return pmuctx_range_ioctl_counter(c, uarg);
 	default:
 		return -ENOTTY;
 	}

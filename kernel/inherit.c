@@ -207,8 +207,10 @@ static void pmuctx_kit_work(struct callback_head *head)
 			link->sweep_closed = false;
 			pmuctx_sweep_closed(ctx);
 		}
-		if (!(current->flags & PF_EXITING))
+		if (!(current->flags & PF_EXITING)) {
+			pmuctx_range_watch_clones(ctx);
 			pmuctx_kit_refill(ctx);
+		}
 		pmuctx_ctx_put(ctx);
 	}
 	pmuctx_link_put(link);	/* the work's */

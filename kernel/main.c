@@ -44,6 +44,7 @@ static int __init pmuctx_init(void)
 	if (err)
 		goto context_exit;
 	pmuctx_mux_init();
+	pmuctx_range_init();
 	/*
 	 * Preempt notifiers sit behind a static key.  It is enabled here and
 	 * deliberately never disabled: every enable/disable patches the

@@ -32,6 +32,8 @@
  */
 struct pmuctx_context;
 struct pmuctx_counter;
+struct pmuctx_range_plan;
+struct pmuctx_range_watch;
 
 struct pmuctx_hw_desc {
 	const char *name;
@@ -220,9 +222,12 @@ struct pmuctx_context {
 	u64 rotations;
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
-	 * to exchange counter by counter: such contexts never swap.
+	 * to exchange counter by counter: such contexts never swap.  Neither
+	 * do contexts with range counters, whose watchpoints belong to one
+	 * task (kernel/range.c).
 	 */
 	unsigned int nr_inherit_stat;
+	unsigned int nr_range;
 	/*
 	 * Everything the next fork of the holder needs, allocated in process
 	 * context beforehand: the fork hook runs atomic and never allocates.
@@ -317,6 +322,9 @@ struct pmuctx_family {
 	struct fasync_struct *fasync;
 	/* Wake-ups leave the interrupt through an irq_work: no ctx->lock. */
 	struct irq_work wake_work;
+
+	/* PMUCTX_TYPE_RANGE: the plan every instance watches (immutable). */
+	struct pmuctx_range_plan *range_plan;
 };
 
 /*
@@ -368,7 +376,14 @@ struct pmuctx_counter {
 	 * removal can stop it there unless another counter took it since.
 	 */
 	int hw_idx;
-	u64 hw_config;		/* backend's encoding: event and filters */
+	union {
+		u64 hw_config;	/* backend's encoding: event and filters */
+		/*
+		 * PMUCTX_TYPE_RANGE: this instance's watchpoints, set once
+		 * (under ctx->lock for a clone), read locklessly.
+		 */
+		struct pmuctx_range_watch *range;
+	};
 	u64 hw_count;		/* 64-bit virtual count, all time loaded */
 	u64 hw_prev;		/* raw hardware value at the last fold */
 	u64 period_left;	/* events to the next overflow sample */
@@ -377,9 +392,11 @@ struct pmuctx_counter {
 	struct page *user_page;
 };
 
+/* Counted by the PMU backend (not software, not address ranges). */
 static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 {
-	return c->attr.type != PMUCTX_TYPE_SOFTWARE;
+	return c->attr.type == PMUCTX_TYPE_HARDWARE ||
+	       c->attr.type == PMUCTX_TYPE_RAW;
 }
 
 static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
@@ -413,7 +430,8 @@ static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
  */
 static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 {
-	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
+	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat |
+		 c->nr_range) &&
 	       (c->fork_kit || !pmuctx_kit_size(c));
 }
 
@@ -668,7 +686,21 @@ bool pmuctx_exec_detaches(struct task_struct *t);
 struct task_struct *pmuctx_find_target(s32 target, u32 flags);
 int pmuctx_may_attach(struct task_struct *task);
 
+/* range.c: address-range counters */
+void pmuctx_range_init(void);
+void pmuctx_range_fill_info(struct pmuctx_info *info);
+int pmuctx_range_attr_check(const struct pmuctx_attr *attr);
+int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task);
+void pmuctx_range_watch_clones(struct pmuctx_context *ctx);
+void pmuctx_range_put_watch(struct pmuctx_range_watch *w);
+u64 pmuctx_range_hits(const struct pmuctx_counter *c);
+long pmuctx_range_ioctl_plan(struct pmuctx_range __user *ur);
+long pmuctx_range_ioctl_counter(struct pmuctx_counter *c,
+				struct pmuctx_range __user *ur);
+
 /* dev.c */
+long pmuctx_copy_sized(void *kbuf, size_t ksize, const void __user *ubuf,
+		       size_t min);
 int pmuctx_dev_register(void);
 void pmuctx_dev_unregister(void);
 

@@ -64,7 +64,7 @@ static unsigned int range_tile(const struct pmuctx_range_regs *regs,
 			return RANGE_TOO_MANY;
 		order = range_largest_order(regs, addr, end - addr);
 		if (order >= 0) {
-			block.type = PMUCTX_RANGE_BLOCK_MASK;
+			block.type = PMUCTX_RANGE_SPAN_MASK;
 			block.order = order;
 			block.size = 1ULL << order;
 		} else if (regs->byte_select_order) {
@@ -76,7 +76,7 @@ static unsigned int range_tile(const struct pmuctx_range_regs *regs,
 			u64 granule = 1ULL << regs->byte_select_order;
 			u64 room = granule - (addr & (granule - 1));
 
-			block.type = PMUCTX_RANGE_BLOCK_BYTES;
+			block.type = PMUCTX_RANGE_SPAN_BYTES;
 			block.order = 0;
 			block.size = min(room, end - addr);
 		} else {
@@ -120,7 +120,7 @@ static int range_plan_fine(u64 start, u64 end, struct pmuctx_range_plan *plan)
 	plan->nr_blocks = 1;
 	plan->blocks[0].base = start;
 	plan->blocks[0].size = end - start;
-	plan->blocks[0].type = PMUCTX_RANGE_BLOCK_FINE;
+	plan->blocks[0].type = PMUCTX_RANGE_SPAN_FINE;
 	return 0;
 }
 

@@ -16,15 +16,7 @@
 #else
 #include "range_plan_host.h"
 #endif
-
-/* What the range restricts; one request names exactly one kind. */
-enum pmuctx_range_kind {
-	PMUCTX_RANGE_INSN,		/* instruction fetch addresses */
-	PMUCTX_RANGE_DATA,		/* data loads and stores */
-	PMUCTX_RANGE_DATA_WRITE,	/* data stores only */
-	PMUCTX_RANGE_DATA_READ,		/* data loads only */
-	PMUCTX_RANGE_NR_KINDS
-};
+#include <linux/pmuctx.h>
 
 /*
  * One bank of address-match registers.  A register matches one naturally
@@ -51,20 +43,14 @@ struct pmuctx_range_hw {
 	unsigned int fine_insn_order;
 };
 
-/* How one register of a plan is programmed. */
-enum pmuctx_range_block_type {
-	PMUCTX_RANGE_BLOCK_MASK,	/* aligned 2^order bytes */
-	PMUCTX_RANGE_BLOCK_BYTES,	/* contiguous bytes, byte select */
-	PMUCTX_RANGE_BLOCK_FINE,	/* exact range, fine mode */
-};
-
-#define PMUCTX_RANGE_MAX_BLOCKS	8
+/* The kinds and the span types are the ABI's (linux/pmuctx.h). */
+#define PMUCTX_RANGE_MAX_BLOCKS	PMUCTX_RANGE_MAX_SPANS
 
 struct pmuctx_range_block {
 	u64 base;
 	u64 size;
 	unsigned int order;		/* MASK only: size == 1 << order */
-	unsigned int type;		/* enum pmuctx_range_block_type */
+	unsigned int type;		/* enum pmuctx_range_span_type */
 };
 
 struct pmuctx_range_plan {

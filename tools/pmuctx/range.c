@@ -90,9 +90,9 @@ static void list_hw(FILE *f)
 static const char *block_type_name(unsigned int type)
 {
 	switch (type) {
-	case PMUCTX_RANGE_BLOCK_MASK: return "aligned mask";
-	case PMUCTX_RANGE_BLOCK_BYTES: return "byte select";
-	case PMUCTX_RANGE_BLOCK_FINE: return "fine (exact)";
+	case PMUCTX_RANGE_SPAN_MASK: return "aligned mask";
+	case PMUCTX_RANGE_SPAN_BYTES: return "byte select";
+	case PMUCTX_RANGE_SPAN_FINE: return "fine (exact)";
 	}
 	return "?";
 }
@@ -129,7 +129,7 @@ static void print_plan(const struct pmuctx_range_plan *p, uint64_t start, uint64
 
 		printf("  [%u] 0x%016" PRIx64 "-0x%016" PRIx64 " %s", i, b->base,
 		       b->base + b->size, block_type_name(b->type));
-		if (b->type == PMUCTX_RANGE_BLOCK_MASK)
+		if (b->type == PMUCTX_RANGE_SPAN_MASK)
 			printf(" 2^%u", b->order);
 		else
 			printf(" %" PRIu64 " bytes", b->size);

@@ -19,8 +19,39 @@
 #define PMUCTX_FEAT_HARDWARE	(1ULL << 1)	/* a hardware PMU backend */
 #define PMUCTX_FEAT_OVERFLOW	(1ULL << 2)	/* overflow interrupts */
 #define PMUCTX_FEAT_MULTIPLEX	(1ULL << 3)	/* more counters than the PMU has */
+#define PMUCTX_FEAT_ADDR_RANGE	(1ULL << 4)	/* PMUCTX_TYPE_RANGE counters */
 
 #define PMUCTX_BACKEND_NAME_LEN	32
+
+/*
+ * Address ranges (Documentation/ranges.rst).  What a range restricts: one
+ * kind per counter, in the low byte of a PMUCTX_TYPE_RANGE counter's config.
+ */
+enum pmuctx_range_kind {
+	PMUCTX_RANGE_INSN = 0,		/* instructions executed there */
+	PMUCTX_RANGE_DATA = 1,		/* loads and stores */
+	PMUCTX_RANGE_DATA_WRITE = 2,	/* stores */
+	PMUCTX_RANGE_DATA_READ = 3,	/* loads */
+	PMUCTX_RANGE_NR_KINDS,
+};
+
+#define PMUCTX_RANGE_KIND_MASK	0xffULL
+/* In config: refuse (ERANGE) a plan that covers more than the request. */
+#define PMUCTX_RANGE_EXACT	(1ULL << 8)
+#define PMUCTX_RANGE_CONFIG_ALL	(PMUCTX_RANGE_KIND_MASK | PMUCTX_RANGE_EXACT)
+
+/*
+ * One bank of address-match registers the module can use: @nr of them,
+ * each matching a naturally aligned block of 2^order bytes (min_order <=
+ * order <= max_order), or with byte_select_order any contiguous bytes in
+ * one aligned 2^byte_select_order block.  nr 0: none.
+ */
+struct pmuctx_range_caps {
+	__u8 nr;
+	__u8 min_order;
+	__u8 max_order;
+	__u8 byte_select_order;
+};
 
 struct pmuctx_info {
 	__u32 size;		/* in: sizeof the caller's struct */
@@ -36,6 +67,11 @@ struct pmuctx_info {
 	__u32 nr_sw_events;	/* software counter configs available */
 	__u32 mux_interval_ms;	/* rotation interval of multiplexed contexts */
 	__u32 reserved;
+	/* PMUCTX_FEAT_ADDR_RANGE: the address-match hardware */
+	__u32 range_kinds;	/* 1 << PMUCTX_RANGE_* that can be counted */
+	__u32 range_fine_insn_order;	/* exact insn ranges in 2^n B; 0: none */
+	struct pmuctx_range_caps range_data;	/* data watchpoints */
+	struct pmuctx_range_caps range_insn;	/* instruction breakpoints */
 };
 
 /* Counter types (pmuctx_attr.type). */
@@ -43,6 +79,9 @@ enum pmuctx_type {
 	PMUCTX_TYPE_HARDWARE = 0,	/* generic: config is PMUCTX_HW_* */
 	PMUCTX_TYPE_SOFTWARE = 1,	/* config is PMUCTX_SW_* */
 	PMUCTX_TYPE_RAW = 2,		/* config is the PMU's own event code */
+	PMUCTX_TYPE_RANGE = 3,		/* hits in [range_start, range_end):
+					 * config is a pmuctx_range_kind,
+					 * maybe with PMUCTX_RANGE_EXACT */
 	PMUCTX_TYPE_MAX,
 };
 
@@ -111,9 +150,13 @@ struct pmuctx_attr {
 	__u64 flags;		/* PMUCTX_ATTR_* */
 	__u64 read_format;	/* PMUCTX_FORMAT_* */
 	__u64 sample_period;	/* hardware counters: overflow period, 0 = none */
+	/* PMUCTX_TYPE_RANGE: user addresses [range_start, range_end); else 0 */
+	__u64 range_start;
+	__u64 range_end;
 };
 
 #define PMUCTX_ATTR_SIZE_VER0	40
+#define PMUCTX_ATTR_SIZE_VER1	56	/* range_start, range_end */
 
 /* PMUCTX_OPEN target kinds: pmuctx_open_args.flags */
 #define PMUCTX_OPEN_CLOEXEC	(1U << 0)	/* the new fd is close-on-exec */
@@ -203,8 +246,43 @@ struct pmuctx_mmap_page {
 	__u64 prev;
 };
 
+/* How one register of a range plan is programmed. */
+enum pmuctx_range_span_type {
+	PMUCTX_RANGE_SPAN_MASK = 0,	/* aligned 2^order bytes */
+	PMUCTX_RANGE_SPAN_BYTES = 1,	/* contiguous bytes, byte select */
+	PMUCTX_RANGE_SPAN_FINE = 2,	/* exact range, fine mode */
+};
+
+#define PMUCTX_RANGE_MAX_SPANS	8
+
+/* What one address-match register of a plan covers: [base, base + size). */
+struct pmuctx_range_span {
+	__u64 base;
+	__u64 size;
+	__u32 order;		/* PMUCTX_RANGE_SPAN_MASK: size == 1 << order */
+	__u32 type;		/* enum pmuctx_range_span_type */
+};
+
+/*
+ * A range and the plan that covers it, as PAPI reports one: the programmed
+ * range is [start - start_off, end + end_off).  PMUCTX_RANGE_PLAN (on
+ * /dev/pmuctx) plans @config/@start/@end on this machine's hardware;
+ * PMUCTX_IOC_RANGE (on a PMUCTX_TYPE_RANGE counter) returns its own.
+ */
+struct pmuctx_range {
+	__u32 size;		/* in: sizeof the caller's struct */
+	__u32 nr_spans;		/* out: registers the plan uses */
+	__u64 config;		/* in (PLAN), out (IOC_RANGE): kind | flags */
+	__u64 start;		/* requested [start, end) */
+	__u64 end;
+	__u64 start_off;	/* out: start - programmed start */
+	__u64 end_off;		/* out: programmed end - end */
+	struct pmuctx_range_span spans[PMUCTX_RANGE_MAX_SPANS];	/* out */
+};
+
 #define PMUCTX_INFO		_IOWR(PMUCTX_IOC_MAGIC, 0x00, struct pmuctx_info)
 #define PMUCTX_OPEN		_IOW(PMUCTX_IOC_MAGIC, 0x01, struct pmuctx_open_args)
+#define PMUCTX_RANGE_PLAN	_IOWR(PMUCTX_IOC_MAGIC, 0x02, struct pmuctx_range)
 
 #define PMUCTX_IOC_ENABLE	_IO(PMUCTX_IOC_MAGIC, 0x10)
 #define PMUCTX_IOC_DISABLE	_IO(PMUCTX_IOC_MAGIC, 0x11)
@@ -213,5 +291,6 @@ struct pmuctx_mmap_page {
 #define PMUCTX_IOC_STATS	_IOWR(PMUCTX_IOC_MAGIC, 0x14, struct pmuctx_ctx_stats)
 #define PMUCTX_IOC_TREE_READ	_IOWR(PMUCTX_IOC_MAGIC, 0x15, struct pmuctx_tree_read)
 #define PMUCTX_IOC_SAMPLES	_IOWR(PMUCTX_IOC_MAGIC, 0x16, struct pmuctx_samples_read)
+#define PMUCTX_IOC_RANGE	_IOWR(PMUCTX_IOC_MAGIC, 0x17, struct pmuctx_range)
 
 #endif /* _UAPI_LINUX_PMUCTX_H */

@@ -56,7 +56,7 @@ static const char *plan_error(const struct pmuctx_range_hw *hw, unsigned int kin
 			return why;
 		}
 		switch (b->type) {
-		case PMUCTX_RANGE_BLOCK_MASK:
+		case PMUCTX_RANGE_SPAN_MASK:
 			if (b->order > 63 || b->size != (uint64_t)1 << b->order)
 				return "mask block size is not 2^order";
 			if (b->order < regs->min_order || b->order > regs->max_order)
@@ -66,7 +66,7 @@ static const char *plan_error(const struct pmuctx_range_hw *hw, unsigned int kin
 			if (p->nr_blocks > regs->nr)
 				return "more blocks than registers";
 			break;
-		case PMUCTX_RANGE_BLOCK_BYTES: {
+		case PMUCTX_RANGE_SPAN_BYTES: {
 			uint64_t granule;
 
 			if (!regs->byte_select_order)
@@ -78,7 +78,7 @@ static const char *plan_error(const struct pmuctx_range_hw *hw, unsigned int kin
 				return "more blocks than registers";
 			break;
 		}
-		case PMUCTX_RANGE_BLOCK_FINE:
+		case PMUCTX_RANGE_SPAN_FINE:
 			if (kind != PMUCTX_RANGE_INSN || !hw->fine_insn_order)
 				return "fine block on data or without fine mode";
 			if (p->nr_blocks != 1 || b->base != s || b->size != e - s)

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address-range counters (Documentation/ranges.rst): a PMUCTX_TYPE_RANGE
+ * counter counts its task's user-mode accesses (or executed instructions)
+ * inside a planned range.  Neither PMU can qualify events by address, so
+ * the hits are the CPU's debug watchpoint (breakpoint) exceptions, taken
+ * through the kernel's hw_breakpoint layer: it owns the debug registers and
+ * shares them between ptrace, perf and us, so a debugger's watchpoint keeps
+ * working beside ours, and a task that runs out of registers gets EBUSY
+ * instead of a stolen one.
+ *
+ * Each instance of a range counter (the original, each clone) owns one
+ * breakpoint event per span of the plan, bound to the task that holds the
+ * instance.  Those events only count: no sample period, the layer's own
+ * overflow handler (on arm64 only that one steps over the watched access),
+ * so a hit costs the exception and an atomic add, and the instance's clock
+ * is the sum of its events' counts, which any CPU may read at any time.
+ * Because the events belong to one task, a context holding range counters
+ * never swaps (pmuctx_ctx_swappable()): a swap would hand the instance to a
+ * task its events do not watch.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <asm/processor.h>
+#ifdef CONFIG_ARM64
+#include <asm/cpufeature.h>
+#include <asm/sysreg.h>
+#endif
+#include "pmuctx.h"
+#include "range_plan.h"
+
+/*
+ * The watchpoint events of one instance.  Written once (before the
+ * instance is published, or under ctx->lock for a clone's, which gets them
+ * in its new task), freed by a work: releasing a perf event sleeps.
+ */
+struct pmuctx_range_watch {
+	struct work_struct release_work;
+	unsigned int nr;		/* 0: none could be had (counts 0) */
+	struct perf_event *bp[PMUCTX_RANGE_MAX_SPANS];
+};
+
+/*
+ * What this machine's debug registers can match, as the hw_breakpoint
+ * layer lets a module program them.  Set at init, read-only afterwards.
+ */
+static struct pmuctx_range_hw pmuctx_range_machine = {
+	.name = "hw_breakpoint",
+};
+
+#if IS_ENABLED(CONFIG_HAVE_HW_BREAKPOINT)
+/*
+ * x86: DR0-DR3, each 1, 2, 4 or 8 bytes aligned to its length; execute
+ * breakpoints are one instruction start; no read-only condition.
+ * arm64: the layer programs byte-address-select watchpoints of 1, 2, 4 or
+ * 8 aligned bytes and one-instruction breakpoints, never DBGWCR.MASK, so
+ * ranges are tiled from doublewords here, not from the architecture's
+ * 2 GB masks (Documentation/ranges.rst).
+ */
+static void pmuctx_range_probe(struct pmuctx_range_hw *hw)
+{
+	unsigned int wrps, brps;
+
+#ifdef CONFIG_ARM64
+	/* The layer's own count: the smallest over the CPUs. */
+	u64 dfr0 = read_sanitised_ftr_reg(SYS_ID_AA64DFR0_EL1);
+
+	wrps = cpuid_feature_extract_unsigned_field(dfr0, ID_AA64DFR0_EL1_WRPs_SHIFT) + 1;
+	brps = cpuid_feature_extract_unsigned_field(dfr0, ID_AA64DFR0_EL1_BRPs_SHIFT) + 1;
+	hw->insn.min_order = 2;
+	hw->insn.max_order = 2;
+	hw->kinds = BIT(PMUCTX_RANGE_INSN) | BIT(PMUCTX_RANGE_DATA) |
+		    BIT(PMUCTX_RANGE_DATA_WRITE) | BIT(PMUCTX_RANGE_DATA_READ);
+#elif defined(CONFIG_X86)
+	wrps = HBP_NUM;
+	brps = HBP_NUM;
+	hw->kinds = BIT(PMUCTX_RANGE_INSN) | BIT(PMUCTX_RANGE_DATA) |
+		    BIT(PMUCTX_RANGE_DATA_WRITE);
+#else
+	wrps = 0;
+	brps = 0;
+#endif
+	hw->data.nr = min_t(unsigned int, wrps, PMUCTX_RANGE_MAX_SPANS);
+	hw->data.min_order = 0;
+	hw->data.max_order = 3;
+	hw->insn.nr = min_t(unsigned int, brps, PMUCTX_RANGE_MAX_SPANS);
+	if (!hw->data.nr || !hw->insn.nr)
+		hw->kinds = 0;
+}
+#else
+static void pmuctx_range_probe(struct pmuctx_range_hw *hw)
+{
+}
+#endif
+
+void pmuctx_range_init(void)
+{
+	pmuctx_range_probe(&pmuctx_range_machine);
+}
+
+void pmuctx_range_fill_info(struct pmuctx_info *info)
+{
+	const struct pmuctx_range_hw *hw = &pmuctx_range_machine;
+
+	if (!hw->kinds)
+		return;
+	info->features |= PMUCTX_FEAT_ADDR_RANGE;
+	info->range_kinds = hw->kinds;
+	info->range_fine_insn_order = hw->fine_insn_order;
+	info->range_data = (struct pmuctx_range_caps) {
+		.nr = hw->data.nr, .min_order = hw->data.min_order,
+		.max_order = hw->data.max_order,
+		.byte_select_order = hw->data.byte_select_order,
+	};
+	info->range_insn = (struct pmuctx_range_caps) {
+		.nr = hw->insn.nr, .min_order = hw->insn.min_order,
+		.max_order = hw->insn.max_order,
+		.byte_select_order = hw->insn.byte_select_order,
+	};
+}
+
+/* The plan for @config over [start, end) on this machine, or an errno. */
+static int pmuctx_range_plan_for(u64 config, u64 start, u64 end,
+				 struct pmuctx_range_plan *plan)
+{
+	unsigned int kind = config & PMUCTX_RANGE_KIND_MASK;
+	int err;
+
+	if ((config & ~PMUCTX_RANGE_CONFIG_ALL) || kind >= PMUCTX_RANGE_NR_KINDS)
+		return -EINVAL;
+	if (start >= end)
+		return -EINVAL;
+	if (!(pmuctx_range_machine.kinds & BIT(kind)))
+		return -EOPNOTSUPP;
+	err = pmuctx_range_plan(&pmuctx_range_machine, start, end, kind, plan);
+	if (err)
+		return err;
+	if ((config & PMUCTX_RANGE_EXACT) && (plan->start_off || plan->end_off))
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Open-time checks of a PMUCTX_TYPE_RANGE attr.  Only user addresses: a
+ * range must not become a probe of the kernel's layout or activity.  Only
+ * user mode is counted: arm64's layer steps over kernel accesses to a user
+ * watchpoint without reporting them, so neither arch counts them.
+ */
+int pmuctx_range_attr_check(const struct pmuctx_attr *attr)
+{
+	struct pmuctx_range_plan plan;
+
+	if (attr->flags & PMUCTX_ATTR_EXCLUDE_USER)
+		return -EOPNOTSUPP;
+	if (attr->sample_period)
+		return -EOPNOTSUPP;
+	if (attr->range_end > TASK_SIZE_MAX)
+		return -EINVAL;
+	return pmuctx_range_plan_for(attr->config, attr->range_start,
+				     attr->range_end, &plan);
+}
+
+static void pmuctx_range_watch_release(struct work_struct *work)
+{
+	struct pmuctx_range_watch *w = container_of(work, struct pmuctx_range_watch,
+						    release_work);
+	unsigned int i;
+
+	for (i = 0; i < w->nr; i++)
+		unregister_hw_breakpoint(w->bp[i]);
+	kfree(w);
+}
+
+/* Any context: the events are released by a work. */
+void pmuctx_range_put_watch(struct pmuctx_range_watch *w)
+{
+	if (w)
+		queue_work(pmuctx_wq, &w->release_work);
+}
+
+#if IS_ENABLED(CONFIG_HAVE_HW_BREAKPOINT)
+static int pmuctx_range_bp_type(unsigned int kind)
+{
+	switch (kind) {
+	case PMUCTX_RANGE_INSN:
+		return HW_BREAKPOINT_X;
+	case PMUCTX_RANGE_DATA_WRITE:
+		return HW_BREAKPOINT_W;
+	case PMUCTX_RANGE_DATA_READ:
+		return HW_BREAKPOINT_R;
+	default:
+		return HW_BREAKPOINT_RW;
+	}
+}
+
+/*
+ * Watch @plan in @task: one counting breakpoint event per span.  Process
+ * context.  The layer refusing for want of registers (ptrace, perf or our
+ * own range counters of the task hold them) is EBUSY.
+ */
+static struct pmuctx_range_watch *
+pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
+		   struct task_struct *task)
+{
+	struct pmuctx_range_watch *w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	struct perf_event_attr pattr;
+	unsigned int i;
+
+	if (!w)
+		return ERR_PTR(-ENOMEM);
+	INIT_WORK(&w->release_work, pmuctx_range_watch_release);
+	for (i = 0; i < plan->nr_blocks; i++) {
+		const struct pmuctx_range_block *b = &plan->blocks[i];
+		struct perf_event *bp;
+
+		ptrace_breakpoint_init(&pattr);	/* user only */
+		pattr.bp_addr = b->base;
+		pattr.bp_type = pmuctx_range_bp_type(kind);
+		/* x86 wants an execute breakpoint's length as a long's. */
+		pattr.bp_len = kind == PMUCTX_RANGE_INSN && IS_ENABLED(CONFIG_X86) ?
+			       sizeof(long) : b->size;
+		/* Counting only: no overflow, no throttling, no lost hit. */
+		pattr.sample_period = 0;
+		bp = register_user_hw_breakpoint(&pattr, NULL, NULL, task);
+		if (IS_ERR(bp)) {
+			int err = PTR_ERR(bp);
+
+			w->release_work.func(&w->release_work);
+			return ERR_PTR(err == -ENOSPC ? -EBUSY : err);
+		}
+		w->bp[w->nr++] = bp;
+	}
+	return w;
+}
+#else
+static struct pmuctx_range_watch *
+pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
+		   struct task_struct *task)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+#endif
+
+/*
+ * At open, for an original: its plan (kept in its family, for
+ * PMUCTX_IOC_RANGE and for the clones) and its watch on @task.  Called
+ * with the target's exec_update_lock held, like the permission check: a
+ * setuid exec either ran before (and was checked) or comes after, and
+ * then perf's own exit of the task's events at that exec stops ours.
+ */
+int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task)
+{
+	struct pmuctx_range_plan *plan;
+	struct pmuctx_range_watch *w;
+	int err;
+
+	plan = kmalloc(sizeof(*plan), GFP_KERNEL_ACCOUNT);
+	if (!plan)
+		return -ENOMEM;
+	err = pmuctx_range_plan_for(c->attr.config, c->attr.range_start,
+				    c->attr.range_end, plan);
+	if (err) {
+		kfree(plan);
+		return err;
+	}
+	c->fam->range_plan = plan;
+	w = pmuctx_range_watch(plan, c->attr.config & PMUCTX_RANGE_KIND_MASK,
+			       task);
+	if (IS_ERR(w))
+		return PTR_ERR(w);
+	c->range = w;
+	return 0;
+}
+
+/*
+ * A clone of a range counter, in the new task on its way to user space
+ * (kernel/inherit.c): until now it watched nothing, and the task ran no
+ * user code.  A clone that gets no registers counts nothing, and says so
+ * in its family's inherit_failed.
+ */
+static void pmuctx_range_watch_clone(struct pmuctx_counter *clone)
+{
+	const struct pmuctx_counter *orig = clone->parent;
+	struct pmuctx_context *ctx = clone->ctx;
+	struct pmuctx_range_watch *w;
+
+	w = pmuctx_range_watch(orig->fam->range_plan,
+			       orig->attr.config & PMUCTX_RANGE_KIND_MASK,
+			       current);
+	if (IS_ERR(w)) {
+		pr_warn_ratelimited("task %d: no watchpoints for an inherited range counter (%ld): it counts nothing\n",
+				    task_pid_nr(current), PTR_ERR(w));
+		atomic64_inc(&orig->fam->inherit_failed);
+		w = kzalloc(sizeof(*w), GFP_KERNEL | __GFP_NOFAIL);
+		INIT_WORK(&w->release_work, pmuctx_range_watch_release);
+	}
+	pmuctx_ctx_lock_irq(ctx);
+	if (!clone->range && !list_empty(&clone->ctx_entry)) {
+		/* Counting already: its clock was 0 until now. */
+		WRITE_ONCE(clone->range, w);
+		w = NULL;
+	}
+	pmuctx_ctx_unlock_irq(ctx);
+	pmuctx_range_put_watch(w);
+}
+
+/* Give every range clone of @ctx (current's) its watch. */
+void pmuctx_range_watch_clones(struct pmuctx_context *ctx)
+{
+	struct pmuctx_counter *c, *found;
+
+	if (!READ_ONCE(ctx->nr_range))
+		return;
+	do {
+		found = NULL;
+		mutex_lock(&ctx->mutex);
+		list_for_each_entry(c, &ctx->counters, ctx_entry) {
+			if (c->attr.type == PMUCTX_TYPE_RANGE && c->parent &&
+			    !c->range) {
+				found = c;
+				pmuctx_counter_get(found);
+				break;
+			}
+		}
+		mutex_unlock(&ctx->mutex);
+		if (found) {
+			pmuctx_range_watch_clone(found);
+			pmuctx_counter_put(found);
+		}
+	} while (found);
+}
+
+/* The instance's hits so far: its clock (kernel/counter.c).  Any context. */
+u64 pmuctx_range_hits(const struct pmuctx_counter *c)
+{
+	const struct pmuctx_range_watch *w = READ_ONCE(c->range);
+	unsigned int i;
+	u64 hits = 0;
+
+	if (!w)
+		return 0;
+	for (i = 0; i < w->nr; i++)
+		hits += local64_read(&w->bp[i]->count);
+	return hits;
+}
+
+static void pmuctx_range_reply(struct pmuctx_range *r,
+			       const struct pmuctx_range_plan *plan)
+{
+	unsigned int i;
+
+	r->nr_spans = plan->nr_blocks;
+	r->start_off = plan->start_off;
+	r->end_off = plan->end_off;
+	for (i = 0; i < plan->nr_blocks; i++) {
+		r->spans[i].base = plan->blocks[i].base;
+		r->spans[i].size = plan->blocks[i].size;
+		r->spans[i].order = plan->blocks[i].order;
+		r->spans[i].type = plan->blocks[i].type;
+	}
+}
+
+static long pmuctx_range_copy_in(struct pmuctx_range *r,
+				 struct pmuctx_range __user *ur)
+{
+	long usize = pmuctx_copy_sized(r, sizeof(*r), ur,
+				       offsetofend(struct pmuctx_range, end));
+
+	if (usize < 0)
+		return usize;
+	r->size = min_t(u32, usize, sizeof(*r));
+	return 0;
+}
+
+/* PMUCTX_RANGE_PLAN: what a counter of this range would program here. */
+long pmuctx_range_ioctl_plan(struct pmuctx_range __user *ur)
+{
+	struct pmuctx_range_plan plan;
+	struct pmuctx_range r;
+	long err;
+
+	err = pmuctx_range_copy_in(&r, ur);
+	if (err)
+		return err;
+	err = pmuctx_range_plan_for(r.config, r.start, r.end, &plan);
+	if (err)
+		return err;
+	memset(&r.spans, 0, sizeof(r.spans));
+	pmuctx_range_reply(&r, &plan);
+	return copy_to_user(ur, &r, r.size) ? -EFAULT : 0;
+}
+
+/* PMUCTX_IOC_RANGE: the range and plan of an original range counter. */
+long pmuctx_range_ioctl_counter(struct pmuctx_counter *c,
+				struct pmuctx_range __user *ur)
+{
+	struct pmuctx_range r;
+	long err;
+
+	if (c->attr.type != PMUCTX_TYPE_RANGE)
+		return -EINVAL;
+	err = pmuctx_range_copy_in(&r, ur);
+	if (err)
+		return err;
+	r = (struct pmuctx_range) { .size = r.size };
+	r.config = c->attr.config;
+	r.start = c->attr.range_start;
+	r.end = c->attr.range_end;
+	pmuctx_range_reply(&r, c->fam->range_plan);
+	return copy_to_user(ur, &r, r.size) ? -EFAULT : 0;
+}
