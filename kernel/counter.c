@@ -381,6 +381,7 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
 bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 {
 	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_range_watch *watch = NULL;
 	struct pmuctx_counter *sib, *tmp;
 	u64 clk[PMUCTX_NR_CLOCKS];
 
@@ -396,6 +397,14 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	pmuctx_mux_forget(ctx, c);
 	if (c->user_page)
 		ctx->nr_mapped--;
+	/*
+	 * Its count is in @base now: the task's debug registers are free for
+	 * the next user as soon as this returns (close() included).
+	 */
+	if (c->attr.type == PMUCTX_TYPE_RANGE) {
+		watch = c->range;
+		WRITE_ONCE(c->range, NULL);
+	}
 	list_del_init(&c->ctx_entry);
 	pmuctx_ctx_tally(ctx, c, -1);
 	/* A removed leader's members carry on as counters of their own. */
@@ -412,6 +421,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	if (pmuctx_counter_is_hw(c))
 		pmuctx_hw_stop_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
+	pmuctx_range_free_watch(watch);
 	return true;
 }
 

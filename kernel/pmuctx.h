@@ -693,6 +693,7 @@ int pmuctx_range_attr_check(const struct pmuctx_attr *attr);
 int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task);
 void pmuctx_range_watch_clones(struct pmuctx_context *ctx);
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w);
+void pmuctx_range_free_watch(struct pmuctx_range_watch *w);
 u64 pmuctx_range_hits(const struct pmuctx_counter *c);
 long pmuctx_range_ioctl_plan(struct pmuctx_range __user *ur);
 long pmuctx_range_ioctl_counter(struct pmuctx_counter *c,

@@ -175,6 +175,13 @@ static void pmuctx_range_watch_release(struct work_struct *work)
 	kfree(w);
 }
 
+/* Process context, no spinlock held: the events are released now. */
+void pmuctx_range_free_watch(struct pmuctx_range_watch *w)
+{
+	if (w)
+		pmuctx_range_watch_release(&w->release_work);
+}
+
 /* Any context: the events are released by a work. */
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w)
 {
@@ -229,7 +236,7 @@ pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
 		if (IS_ERR(bp)) {
 			int err = PTR_ERR(bp);
 
-			w->release_work.func(&w->release_work);
+			pmuctx_range_free_watch(w);
 			return ERR_PTR(err == -ENOSPC ? -EBUSY : err);
 		}
 		w->bp[w->nr++] = bp;

@@ -10,8 +10,17 @@
  * LOOPS iterations (2 * LOOPS user instructions on arm64), writes one byte
  * to READY_FD, waits for one byte on WAIT_FD and exits 0.  Exits 3 when it
  * does not run as euid 0 (not installed setuid root), 2 on bad arguments.
+ *
+ * For range_test, whose range counters watch addresses of the image a task
+ * runs (a static, non-PIE binary: the same in every run):
+ *
+ *   setuid_work --where     prints the address of hot_word and exits 0
+ *   setuid_work --hot N     stores to hot_word N times; exits 0 as euid 0,
+ *                           4 otherwise (a copy without the setuid bit)
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -29,6 +38,24 @@ static __attribute__((noinline)) void loop(unsigned long n)
 #endif
 }
 
+static volatile unsigned long hot_word __attribute__((aligned(64)));
+
+static int hot(int argc, char **argv)
+{
+	unsigned long n, i;
+
+	if (!strcmp(argv[1], "--where")) {
+		printf("%p\n", (void *)&hot_word);
+		return 0;
+	}
+	if (argc != 3)
+		return 2;
+	n = strtoul(argv[2], NULL, 0);
+	for (i = 0; i < n; i++)
+		hot_word = i;
+	return geteuid() == 0 ? 0 : 4;
+}
+
 int main(int argc, char **argv)
 {
 	long pages, psz = sysconf(_SC_PAGESIZE), chunk = 1024, done = 0, i, n;
@@ -36,6 +63,8 @@ int main(int argc, char **argv)
 	int ready, wait;
 	char c = 'r';
 
+	if (argc >= 2 && !strncmp(argv[1], "--", 2))
+		return hot(argc, argv);
 	if (argc != 5)
 		return 2;
 	pages = atol(argv[1]);

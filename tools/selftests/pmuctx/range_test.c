@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Address-range counters (Documentation/ranges.rst): PAPI's data_range
+ * experiment on the real module, exact counts of loads, stores and
+ * executions inside planned ranges, inheritance, exec, a debugger's
+ * watchpoint beside ours, and hostile input.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <linux/elf.h>
+#include "hostile.h"
+#include "kselftest_harness.h"
+
+#define X "0x%016llx"
+
+static int range_caps(struct pmuctx_info *info)
+{
+	if (pmu_info(info))
+		return -1;
+	return (info->features & PMUCTX_FEAT_ADDR_RANGE) ? 0 : -1;
+}
+
+static bool kind_supported(unsigned int kind)
+{
+	struct pmuctx_info info;
+
+	return !range_caps(&info) && (info.range_kinds & (1U << kind));
+}
+
+static int open_range_on(uint64_t config, const volatile void *start,
+			 size_t len, uint64_t flags, int target)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RANGE,
+		.config = config,
+		.flags = flags | PMUCTX_ATTR_EXCLUDE_KERNEL,
+		.range_start = (uintptr_t)start,
+		.range_end = (uintptr_t)start + len,
+	};
+
+	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+static int open_range(uint64_t config, const volatile void *start, size_t len,
+		      uint64_t flags)
+{
+	return open_range_on(config, start, len, flags, 0);
+}
+
+static int counter_plan(int fd, struct pmuctx_range *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	return ioctl(fd, PMUCTX_IOC_RANGE, r);
+}
+
+static int plan_query(uint64_t config, uint64_t start, uint64_t end,
+		      struct pmuctx_range *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->config = config;
+	r->start = start;
+	r->end = end;
+	return ioctl(pmuctx_dev(), PMUCTX_RANGE_PLAN, r);
+}
+
+/* As PAPI's data_range test prints it. */
+static void print_plan(const char *what, const struct pmuctx_range *r)
+{
+	unsigned int i;
+
+	printf("# %s\n", what);
+	printf("# Requested Start Address: " X "; Start Offset: 0x%llx; Actual Start Address: " X "\n",
+	       (unsigned long long)r->start, (unsigned long long)r->start_off,
+	       (unsigned long long)(r->start - r->start_off));
+	printf("# Requested End Address  : " X "; End Offset  : 0x%llx; Actual End Address  : " X "\n",
+	       (unsigned long long)r->end, (unsigned long long)r->end_off,
+	       (unsigned long long)(r->end + r->end_off));
+	for (i = 0; i < r->nr_spans; i++)
+		printf("#   [%u] " X "-" X "\n", i,
+		       (unsigned long long)r->spans[i].base,
+		       (unsigned long long)(r->spans[i].base + r->spans[i].size));
+}
+
+/*
+ * PAPI's data_range arrays, each at the start of a page of its own: the
+ * first word of the page is never watched.
+ *
+ * QEMU's x86 emulation (7.2, TCG) reports stale hits: when an access hits
+ * one watchpoint, the watchpoints of the same page that hit before and
+ * come later in QEMU's list are reported hit again (their hit flags are
+ * cleared only by an access checked against them that misses, and the
+ * check stops at the first match), so DR6 shows several bits and the
+ * kernel counts each: PAPI's interleaved walk over four 8-byte registers
+ * counted 7 hits per 4 accesses.  Hardware sets only the matching
+ * register's bit.  A store to the page's unwatched word misses every
+ * watchpoint and clears the flags, so on x86 each counted access is
+ * followed by one; arm64 reports the faulting address, which the kernel
+ * matches, and needs none (Documentation/ranges.rst).
+ */
+#define NUM	4
+
+struct array_page {
+	volatile uint64_t unwatched;
+	char gap[56];
+	volatile double a[NUM];
+} __attribute__((aligned(4096)));
+
+static struct array_page static_pages[2];
+
+static inline void clear_stale_hits(volatile uint64_t *unwatched)
+{
+#if defined(__x86_64__)
+	*unwatched = 0;	/* a store: QEMU checks write watchpoints on stores only */
+#endif
+}
+
+/* One load or store instruction per element access, in PAPI's order. */
+static __attribute__((noinline)) void store_doubles(struct array_page *p,
+						     int times)
+{
+	int t, i;
+
+	for (t = 0; t < times; t++)
+		for (i = 0; i < NUM; i++) {
+			p->a[i] = t + i;
+			clear_stale_hits(&p->unwatched);
+		}
+}
+
+static __attribute__((noinline)) double load_doubles(struct array_page *p,
+						      int times)
+{
+	double sum = 0;
+	int t, i;
+
+	for (t = 0; t < times; t++)
+		for (i = 0; i < NUM; i++) {
+			sum += p->a[i];
+			clear_stale_hits(&p->unwatched);
+		}
+	return sum;
+}
+
+static __attribute__((noinline)) void store_bytes(volatile char *p, int times)
+{
+	int t;
+
+	for (t = 0; t < times; t++)
+		*p = t;
+}
+
+
+TEST(capabilities_are_truthful)
+{
+	struct pmuctx_info info;
+	static volatile double words[8] __attribute__((aligned(64)));
+	int fds[PMUCTX_RANGE_MAX_SPANS + 1], i, n;
+
+	if (range_caps(&info))
+		SKIP(return, "no PMUCTX_FEAT_ADDR_RANGE");
+	TH_LOG("data: %u registers, 2^%u..2^%u bytes; insn: %u, 2^%u..2^%u; kinds %#x",
+	       info.range_data.nr, info.range_data.min_order, info.range_data.max_order,
+	       info.range_insn.nr, info.range_insn.min_order, info.range_insn.max_order,
+	       info.range_kinds);
+#if defined(__x86_64__)
+	/* DR0-DR3: 1, 2, 4, 8 aligned bytes; execute, write, read-or-write. */
+	EXPECT_EQ(4, info.range_data.nr);
+	EXPECT_EQ(0, info.range_data.min_order);
+	EXPECT_EQ(3, info.range_data.max_order);
+	EXPECT_EQ(4, info.range_insn.nr);
+	EXPECT_EQ((1U << PMUCTX_RANGE_INSN) | (1U << PMUCTX_RANGE_DATA) |
+		  (1U << PMUCTX_RANGE_DATA_WRITE), info.range_kinds);
+#elif defined(__aarch64__)
+	EXPECT_LE(2, info.range_data.nr);	/* the architecture's minimum */
+	EXPECT_EQ(3, info.range_data.max_order);
+	EXPECT_LE(2, info.range_insn.nr);
+	EXPECT_EQ(2, info.range_insn.min_order);
+	EXPECT_EQ(0xfU, info.range_kinds);
+#endif
+	EXPECT_EQ(0, info.range_fine_insn_order);
+
+	/*
+	 * The register count is the real one: that many single-span counters
+	 * open on this task, one more finds every register taken.
+	 */
+	n = info.range_data.nr;
+	ASSERT_GE(8, n);
+	for (i = 0; i < n; i++) {
+		fds[i] = open_range(PMUCTX_RANGE_DATA, &words[i], 8, 0);
+		ASSERT_LE(0, fds[i]) TH_LOG("counter %d of %d: %s", i + 1, n, strerror(errno));
+	}
+	if (n < 8) {
+		EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA, &words[n], 8, 0));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	/* Closing frees them (the release is deferred to a work: wait for it). */
+	for (i = 0; i < 100; i++) {
+		fds[0] = open_range(PMUCTX_RANGE_DATA, words, 8 * n, 0);
+		if (fds[0] >= 0 || errno != EBUSY)
+			break;
+		sleep_ms(10);
+	}
+	ASSERT_LE(0, fds[0]) TH_LOG("%d registers in one counter: %s", n, strerror(errno));
+	close(fds[0]);
+}
+
+/*
+ * PAPI's data_range: each array is counted alone, exactly: loads and
+ * stores, stores, loads (where the CPU can match loads alone: not x86).
+ * One counter at a time: four 8-byte registers cover one array.
+ */
+static uint64_t count_accesses(struct __test_metadata *_metadata, uint64_t config,
+			       struct array_page *p, int stores, int loads,
+			       struct pmuctx_range *r)
+{
+	uint64_t v;
+	int fd;
+
+	fd = open_range(config, p->a, sizeof(p->a), PMUCTX_ATTR_DISABLED);
+	if (fd < 0) {
+		TH_LOG("config %#llx at %p: %s", (unsigned long long)config, p->a,
+		       strerror(errno));
+		return UINT64_MAX;
+	}
+	if (counter_plan(fd, r))
+		memset(r, 0, sizeof(*r));
+	if (ioctl(fd, PMUCTX_IOC_ENABLE, 0))
+		return UINT64_MAX;
+	store_doubles(p, stores);
+	load_doubles(p, loads);
+	if (ioctl(fd, PMUCTX_IOC_DISABLE, 0))
+		return UINT64_MAX;
+	/* Disabled: not counted. */
+	store_doubles(p, 5);
+	v = pmuctx_read1(fd);
+	close(fd);
+	return v;
+}
+
+static void count_array(struct __test_metadata *_metadata, const char *name,
+			struct array_page *p)
+{
+	volatile double *a = p->a;
+	const int stores = 1000, loads = 700;
+	struct pmuctx_range r;
+	uint64_t all, w, rd;
+	char what[96];
+
+	all = count_accesses(_metadata, PMUCTX_RANGE_DATA | PMUCTX_RANGE_EXACT, p,
+			     stores, loads, &r);
+	snprintf(what, sizeof(what), "%s (%zu bytes at %p)", name, NUM * sizeof(*a), a);
+	print_plan(what, &r);
+	EXPECT_EQ((uintptr_t)a, r.start);
+	EXPECT_EQ((uintptr_t)(a + NUM), r.end);
+	EXPECT_EQ(0, r.start_off);
+	EXPECT_EQ(0, r.end_off);
+	EXPECT_EQ(PMUCTX_RANGE_DATA | PMUCTX_RANGE_EXACT, r.config);
+	EXPECT_EQ(NUM * (stores + loads), all);
+
+	w = count_accesses(_metadata, PMUCTX_RANGE_DATA_WRITE, p, stores, loads, &r);
+	EXPECT_EQ(NUM * stores, w);
+	printf("# %s: loads and stores %llu, stores %llu", name,
+	       (unsigned long long)all, (unsigned long long)w);
+	if (kind_supported(PMUCTX_RANGE_DATA_READ)) {
+		rd = count_accesses(_metadata, PMUCTX_RANGE_DATA_READ, p, stores, loads, &r);
+		EXPECT_EQ(NUM * loads, rd);
+		printf(", loads %llu", (unsigned long long)rd);
+	}
+	printf(" (%d stores, %d loads per element, %d elements)\n", stores, loads, NUM);
+}
+
+TEST(papi_data_range_static_and_heap)
+{
+	struct array_page *heap_a, *heap_b;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	heap_a = aligned_alloc(4096, sizeof(*heap_a));
+	heap_b = aligned_alloc(4096, sizeof(*heap_b));
+	ASSERT_TRUE(heap_a && heap_b);
+	count_array(_metadata, "static array a", &static_pages[0]);
+	count_array(_metadata, "static array b", &static_pages[1]);
+	count_array(_metadata, "heap array a", heap_a);
+	count_array(_metadata, "heap array b", heap_b);
+	free(heap_a);
+	free(heap_b);
+}
+
+/*
+ * A range the registers cannot tile exactly is widened (PAPI's padding):
+ * the offsets say by how much, and what lies in the padding is counted.
+ */
+TEST(plan_padding_is_counted_and_reported)
+{
+	static volatile char buf[128] __attribute__((aligned(64)));
+	struct pmuctx_info info;
+	struct pmuctx_range r;
+	uint64_t expect;
+	int fd;
+
+	if (range_caps(&info) || !(info.range_kinds & (1U << PMUCTX_RANGE_DATA)))
+		SKIP(return, "no data ranges");
+	if (info.range_data.nr != 4 || info.range_data.max_order != 3)
+		SKIP(return, "the expected plan below is for four 8-byte registers");
+	/* [1, 31) needs more than four aligned blocks: [0, 32) is planned. */
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA | PMUCTX_RANGE_EXACT, buf + 1, 30, 0));
+	EXPECT_EQ(ERANGE, errno);
+	fd = open_range(PMUCTX_RANGE_DATA, buf + 1, 30, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, counter_plan(fd, &r));
+	print_plan("bytes 1..30 of a 64-byte aligned buffer", &r);
+	EXPECT_EQ(1, r.start_off);
+	EXPECT_EQ(1, r.end_off);
+	EXPECT_EQ(4, r.nr_spans);
+
+	store_bytes(buf + 0, 11);	/* padding below: counted */
+	store_bytes(buf + 1, 13);	/* first requested byte */
+	store_bytes(buf + 30, 17);	/* last requested byte */
+	store_bytes(buf + 31, 19);	/* padding above: counted */
+	store_bytes(buf + 32, 23);	/* outside the plan */
+	store_bytes(buf + 63, 29);
+	expect = 11 + 13 + 17 + 19;
+	EXPECT_EQ(expect, pmuctx_read1(fd));
+	close(fd);
+
+	/* The device plans the same way without opening anything. */
+	ASSERT_EQ(0, plan_query(PMUCTX_RANGE_DATA, (uintptr_t)buf + 1,
+				(uintptr_t)buf + 31, &r));
+	EXPECT_EQ(1, r.start_off);
+	EXPECT_EQ(1, r.end_off);
+	/* Too long for the registers: refused, not silently shortened. */
+	EXPECT_EQ(-1, plan_query(PMUCTX_RANGE_DATA, (uintptr_t)buf,
+				 (uintptr_t)buf + 4096, &r));
+	EXPECT_EQ(ERANGE, errno);
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA, buf, 4096, 0));
+	EXPECT_EQ(ERANGE, errno);
+}
+
+static __attribute__((noinline)) void counted_function(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+TEST(instruction_range_counts_executions)
+{
+	void (*volatile fn)(void) = counted_function;
+	struct pmuctx_info info;
+	int fd, i;
+
+	if (range_caps(&info) || !(info.range_kinds & (1U << PMUCTX_RANGE_INSN)))
+		SKIP(return, "no instruction ranges");
+	/* One instruction: the function's first. */
+	fd = open_range(PMUCTX_RANGE_INSN, (void *)counted_function,
+			1U << info.range_insn.min_order, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < 4321; i++)
+		fn();
+	EXPECT_EQ(4321, pmuctx_read1(fd));
+	close(fd);
+}
+
+/* Clones of a range counter count their own tasks; exits fold exactly. */
+#define KIDS		5
+#define THREADS		4
+#define PER_TASK	3000
+
+static volatile uint64_t shared_word __attribute__((aligned(64)));
+
+static void *write_shared(void *arg)
+{
+	int i;
+
+	for (i = 0; i < PER_TASK; i++)
+		shared_word = i;
+	return NULL;
+}
+
+TEST(inherited_ranges_fold_exactly)
+{
+	pthread_t th[THREADS];
+	struct pmuctx_ctx_stats st;
+	int fd, i, status;
+	pid_t kid;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE))
+		SKIP(return, "no write ranges");
+	fd = open_range(PMUCTX_RANGE_DATA_WRITE, &shared_word, 8, PMUCTX_ATTR_INHERIT);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < KIDS; i++) {
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (!kid) {
+			write_shared(NULL);
+			/* A grandchild: inherited again, from a clone. */
+			if (i == 0 && fork() == 0) {
+				write_shared(NULL);
+				_exit(0);
+			}
+			while (wait(NULL) > 0)
+				;
+			_exit(0);
+		}
+	}
+	/* Threads of this process, on every CPU at once. */
+	for (i = 0; i < THREADS; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, write_shared, NULL));
+	write_shared(NULL);
+	for (i = 0; i < THREADS; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	while (waitpid(-1, &status, 0) > 0)
+		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	/* Exited clones fold in from a work: wait until all are in. */
+	for (i = 0; i < 500; i++) {
+		ASSERT_EQ(0, ctx_stats(fd, &st));
+		if (st.exited_tasks == KIDS + 1 + THREADS)
+			break;
+		sleep_ms(10);
+	}
+	EXPECT_EQ(KIDS + 1 + THREADS, st.exited_tasks);
+	EXPECT_EQ(0, st.inherit_failed);
+	EXPECT_EQ((KIDS + 1 + THREADS + 1) * PER_TASK, pmuctx_read1(fd));
+	close(fd);
+}
+
+/*
+ * The range watches addresses of whatever image the task runs: an exec
+ * with the same credentials keeps counting (as perf's breakpoints do), a
+ * setuid exec stops it, as it stops every counter.
+ */
+static char helper[PATH_MAX];
+
+static uintptr_t helper_hot_word(struct __test_metadata *_metadata)
+{
+	char exe[PATH_MAX], line[PATH_MAX + 16];
+	struct stat st;
+	unsigned long addr = 0;
+	FILE *f;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	snprintf(helper, sizeof(helper), "%s/setuid_work", dirname(exe));
+	if (stat(helper, &st) || st.st_uid != 0 || !(st.st_mode & S_ISUID))
+		return 0;
+	snprintf(line, sizeof(line), "%s --where", helper);
+	f = popen(line, "r");
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "%lx", &addr) != 1)
+		addr = 0;
+	pclose(f);
+	return addr;
+}
+
+/* Run @path --hot @n as nobody in a child counted by an inherited range. */
+static int run_hot(struct __test_metadata *_metadata, const char *path,
+		   uintptr_t addr, unsigned long n, uint64_t *count)
+{
+	char arg[32];
+	int fd, status;
+	pid_t kid;
+
+	kid = fork();
+	if (kid < 0)
+		return -1;
+	if (!kid) {
+		if (become_nobody())
+			_exit(100);
+		fd = open_range(PMUCTX_RANGE_DATA, (void *)addr, 8, PMUCTX_ATTR_INHERIT);
+		if (fd < 0)
+			_exit(101);
+		kid = fork();
+		if (!kid) {
+			snprintf(arg, sizeof(arg), "%lu", n);
+			execl(path, "setuid_work", "--hot", arg, (char *)NULL);
+			_exit(102);
+		}
+		if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status))
+			_exit(103);
+		/* Wait for the fold of the exited (or exec-detached) clone. */
+		sleep_ms(200);
+		*count = pmuctx_read1(fd);
+		_exit(WEXITSTATUS(status));
+	}
+	if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+TEST(exec_keeps_counting_setuid_exec_stops)
+{
+	const unsigned long n = 5000;
+	char copy[] = "/tmp/range_hot_XXXXXX";
+	uint64_t *count = shared_area(sizeof(*count));
+	uintptr_t addr;
+	int in, out, ret;
+	char buf[4096];
+	ssize_t len;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	addr = helper_hot_word(_metadata);
+	if (!addr)
+		SKIP(return, "setuid_work is not installed setuid root");
+	ASSERT_TRUE(count != NULL);
+
+	/* A copy without the setuid bit: the exec keeps the credentials. */
+	in = open(helper, O_RDONLY);
+	out = mkstemp(copy);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, out);
+	while ((len = read(in, buf, sizeof(buf))) > 0)
+		ASSERT_EQ(len, write(out, buf, len));
+	close(in);
+	ASSERT_EQ(0, fchmod(out, 0755));
+	close(out);
+
+	*count = UINT64_MAX;
+	ret = run_hot(_metadata, copy, addr, n, count);
+	EXPECT_EQ(4, ret) TH_LOG("the copy ran as euid 0 or failed");
+	EXPECT_EQ(n, *count) TH_LOG("stores of the exec'd image at %#lx", (unsigned long)addr);
+
+	*count = UINT64_MAX;
+	ret = run_hot(_metadata, helper, addr, n, count);
+	EXPECT_EQ(0, ret) TH_LOG("the setuid helper did not run as root");
+	EXPECT_EQ(0, *count) TH_LOG("the setuid program's stores were counted");
+	unlink(copy);
+}
+
+/*
+ * A debugger's watchpoint and our range counters share the task's debug
+ * registers through the kernel's layer: the debugger's keeps working and
+ * ours count exactly; a counter needing the debugger's register is EBUSY.
+ */
+static volatile uint64_t debugger_word __attribute__((aligned(64)));
+static volatile uint64_t counted_words[4] __attribute__((aligned(64)));
+
+static int set_debugger_watch(pid_t pid, uintptr_t addr, bool on)
+{
+#if defined(__x86_64__)
+	unsigned long dr7 = on ? (1UL | (1UL << 16) | (2UL << 18)) : 0;
+
+	if (on && ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[0]), addr))
+		return -1;
+	return ptrace(PTRACE_POKEUSER, pid, offsetof(struct user, u_debugreg[7]), dr7);
+#elif defined(__aarch64__)
+	struct {
+		uint32_t dbg_info, pad;
+		struct { uint64_t addr; uint32_t ctrl, pad; } regs[16];
+	} state;
+	struct iovec iov = { &state, offsetof(typeof(state), regs[1]) };
+
+	memset(&state, 0, sizeof(state));
+	state.regs[0].addr = addr;
+	/* Enabled, EL0, store, all eight bytes (BAS). */
+	state.regs[0].ctrl = on ? (1 | (2 << 1) | (2 << 3) | (0xff << 5)) : 0;
+	return ptrace(PTRACE_SETREGSET, pid, NT_ARM_HW_WATCH, &iov);
+#else
+	errno = EOPNOTSUPP;
+	return -1;
+#endif
+}
+
+TEST(debugger_watchpoint_keeps_working)
+{
+	struct pmuctx_info info;
+	const int n = 777;
+	int fd, status, i, nr;
+	siginfo_t si;
+	pid_t kid;
+
+	if (range_caps(&info) || !(info.range_kinds & (1U << PMUCTX_RANGE_DATA_WRITE)))
+		SKIP(return, "no write ranges");
+	nr = info.range_data.nr;
+	if (nr > 4)
+		nr = 4;
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0))
+			_exit(100);
+		raise(SIGSTOP);
+		debugger_word = 1;
+		/* Grouped by word: QEMU's x86 stale hits (store_doubles()). */
+		for (i = 0; i < n; i++)
+			counted_words[i * (nr - 1) / n] = i;
+		_exit(0);
+	}
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, set_debugger_watch(kid, (uintptr_t)&debugger_word, true))
+		TH_LOG("ptrace watchpoint: %s", strerror(errno));
+
+	/* Every register but the debugger's: one too many, then enough. */
+	if (nr == info.range_data.nr) {
+		EXPECT_EQ(-1, open_range_on(PMUCTX_RANGE_DATA_WRITE, counted_words,
+					    8 * nr, 0, kid));
+		EXPECT_EQ(EBUSY, errno);
+	}
+	fd = open_range_on(PMUCTX_RANGE_DATA_WRITE, counted_words, 8 * (nr - 1), 0, kid);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, kid, 0, 0));
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
+		TH_LOG("the debugger's watchpoint did not stop the child (status %#x)", status);
+	ASSERT_EQ(0, ptrace(PTRACE_GETSIGINFO, kid, 0, &si));
+	EXPECT_EQ(TRAP_HWBKPT, si.si_code);
+#if defined(__aarch64__)
+	EXPECT_EQ((void *)&debugger_word, si.si_addr);
+#endif
+	/* Off again, as a debugger steps over it; the child goes on. */
+	ASSERT_EQ(0, set_debugger_watch(kid, (uintptr_t)&debugger_word, false));
+	ASSERT_EQ(0, ptrace(PTRACE_CONT, kid, 0, 0));
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(n, pmuctx_read1(fd));
+	close(fd);
+}
+
+TEST(hostile_input)
+{
+	static volatile char buf[64] __attribute__((aligned(64)));
+	struct pmuctx_attr a;
+	struct pmuctx_range r;
+	int fd;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	/* Empty, inverted, unknown kind, unknown config bits. */
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA, buf, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_NR_KINDS, buf, 8, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA | (1ULL << 40), buf, 8, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* Kernel addresses: never, whoever asks. */
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA, (void *)0xffff800000000000ULL, 8, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA, (void *)-16ULL, 8, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* Nothing to count in user mode; no sampling of watchpoint hits. */
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PMUCTX_TYPE_RANGE;
+	a.config = PMUCTX_RANGE_DATA;
+	a.range_start = (uintptr_t)buf;
+	a.range_end = (uintptr_t)buf + 8;
+	a.flags = PMUCTX_ATTR_EXCLUDE_USER;
+	EXPECT_EQ(-1, pmuctx_open_attr(&a, 0, -1, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	a.flags = 0;
+	a.sample_period = 10;
+	EXPECT_EQ(-1, pmuctx_open_attr(&a, 0, -1, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* An old-size attr has no range: nothing to watch. */
+	a.sample_period = 0;
+	a.size = PMUCTX_ATTR_SIZE_VER0;
+	EXPECT_EQ(-1, pmuctx_open_attr(&a, 0, -1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* A range on another type of counter. */
+	a.size = sizeof(a);
+	a.type = PMUCTX_TYPE_SOFTWARE;
+	a.config = PMUCTX_SW_TASK_CLOCK;
+	EXPECT_EQ(-1, pmuctx_open_attr(&a, 0, -1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	if (!kind_supported(PMUCTX_RANGE_DATA_READ)) {
+		EXPECT_EQ(-1, open_range(PMUCTX_RANGE_DATA_READ, buf, 8, 0));
+		EXPECT_EQ(EOPNOTSUPP, errno);
+		EXPECT_EQ(-1, plan_query(PMUCTX_RANGE_DATA_READ, 4096, 4104, &r));
+		EXPECT_EQ(EOPNOTSUPP, errno);
+	}
+	/* PMUCTX_IOC_RANGE: only range counters; sizes checked. */
+	fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, counter_plan(fd, &r));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	fd = open_range(PMUCTX_RANGE_DATA, buf, 8, 0);
+	ASSERT_LE(0, fd);
+	memset(&r, 0, sizeof(r));
+	r.size = 8;
+	EXPECT_EQ(-1, ioctl(fd, PMUCTX_IOC_RANGE, &r));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(fd, PMUCTX_IOC_RANGE, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	/* An older caller's smaller struct gets what fits. */
+	memset(&r, 0xaa, sizeof(r));
+	r.size = offsetof(struct pmuctx_range, spans);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_RANGE, &r));
+	EXPECT_EQ(1, r.nr_spans);
+	EXPECT_EQ(0xaaaaaaaaaaaaaaaaULL, r.spans[0].base);
+	close(fd);
+	EXPECT_EQ(-1, ioctl(pmuctx_dev(), PMUCTX_RANGE_PLAN, (void *)16));
+	EXPECT_EQ(EFAULT, errno);
+}
+
+/*
+ * Hostile: on two CPUs, threads open and close range counters on this
+ * task and on children that fork, exec-free, and exit, while other threads
+ * store to the watched words.  Bounded by time; the VM fails on any splat.
+ */
+static volatile int race_stop;
+
+static void *race_store(void *arg)
+{
+	uint64_t i = 0;
+
+	while (!race_stop) {
+		counted_words[i & 3] = i;
+		i++;
+	}
+	return NULL;
+}
+
+static void *race_open_close(void *arg)
+{
+	int fds[4], i, n = 0;
+
+	while (!race_stop) {
+		for (i = 1; i < 4; i++)
+			fds[i] = open_range(PMUCTX_RANGE_DATA, &counted_words[i], 8,
+					    (i & 1) ? PMUCTX_ATTR_INHERIT : 0);
+		for (i = 1; i < 4; i++)
+			if (fds[i] >= 0) {
+				pmuctx_read1(fds[i]);
+				close(fds[i]);
+				n++;
+			}
+	}
+	return (void *)(long)n;
+}
+
+TEST(open_close_fork_exit_races)
+{
+	pthread_t store, opener;
+	uint64_t start = now_ns();
+	void *opened;
+	pid_t kid;
+	int fd;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	fd = open_range(PMUCTX_RANGE_DATA, counted_words, 8, PMUCTX_ATTR_INHERIT);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	race_stop = 0;
+	ASSERT_EQ(0, pthread_create(&store, NULL, race_store, NULL));
+	ASSERT_EQ(0, pthread_create(&opener, NULL, race_open_close, NULL));
+	while (now_ns() - start < 2000000000ULL) {
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (!kid) {
+			int i;
+
+			for (i = 0; i < 1000; i++)
+				counted_words[i & 3] = i;
+			_exit(0);
+		}
+		waitpid(kid, NULL, 0);
+	}
+	race_stop = 1;
+	pthread_join(store, NULL);
+	pthread_join(opener, &opened);
+	TH_LOG("%ld counters opened and closed while racing", (long)opened);
+	EXPECT_LT(0, pmuctx_read1(fd));
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
