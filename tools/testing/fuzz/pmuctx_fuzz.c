@@ -143,6 +143,9 @@ static bool excluded[NR_CLASSES];
 static struct timespec t_start;
 static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
+static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
+/* What range counters watch: the streams' own accesses land here. */
+static volatile uint64_t watched[512] __attribute__((aligned(4096)));
 static bool allow_kernel;
 static bool in_vm;		/* pid 1 is the test VM's busybox init */
 static int ncpus;
@@ -793,6 +796,11 @@ static const uint64_t periods[] = {
 	1ULL << 32, UINT64_MAX,
 };
 
+static bool pmuctx_counter_type_is_hw(uint32_t type)
+{
+	return type == PMUCTX_TYPE_HARDWARE || type == PMUCTX_TYPE_RAW;
+}
+
 /* Ioctl numbers equal but for the size field. */
 static bool same_but_size(unsigned int cmd, unsigned int sized)
 {
@@ -853,8 +861,55 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 		allow(e, ENOENT);
 		allow(e, ENOSPC);
 		break;
+	case PMUCTX_TYPE_RANGE: {
+		unsigned int kind = a->config & PMUCTX_RANGE_KIND_MASK;
+
+		if (f & PMUCTX_ATTR_EXCLUDE_USER)
+			need(e, EOPNOTSUPP);
+		if (a->sample_period)
+			need(e, EOPNOTSUPP);
+		/* The user address space ends at 2^47 (x86_64) or 2^48. */
+		if (a->range_end >= 1ULL << 48)
+			need(e, EINVAL);
+		else if (a->range_end > (1ULL << 47) - 4096)
+			allow(e, EINVAL);
+		if ((a->config & ~PMUCTX_RANGE_CONFIG_ALL) ||
+		    kind >= PMUCTX_RANGE_NR_KINDS || a->range_start >= a->range_end)
+			need(e, EINVAL);
+		else if (!(range_kinds & (1U << kind)))
+			need(e, EOPNOTSUPP);
+		/* too long for the registers; registers all taken */
+		allow(e, ERANGE);
+		allow(e, EBUSY);
+		break;
+	}
 	default:
 		need(e, EINVAL);
+	}
+	if (a->type != PMUCTX_TYPE_RANGE && (a->range_start || a->range_end))
+		need(e, EINVAL);
+}
+
+/* A range for a range counter: mostly good, sometimes hostile. */
+static void pick_range(struct stream *s, struct pmuctx_attr *a)
+{
+	uintptr_t base = (uintptr_t)watched;
+	int r = below(s, 100);
+
+	a->range_start = base + below(s, 64);
+	a->range_end = a->range_start + 1 + below(s, 40);
+	if (r < 80)
+		return;
+	if (r < 85) {		/* kernel addresses */
+		a->range_start = 0xffff800000000000ULL + below(s, 1 << 20);
+		a->range_end = a->range_start + 8;
+	} else if (r < 90) {	/* empty or inverted */
+		a->range_end = a->range_start - below(s, 2);
+	} else if (r < 95) {	/* too long */
+		a->range_end = a->range_start + 4096 + below(s, 1 << 20);
+	} else {
+		a->range_start = rnd(s);
+		a->range_end = chance(s, 50) ? rnd(s) : a->range_start + 1 + below(s, 64);
 	}
 }
 
@@ -903,9 +958,17 @@ static void op_open(struct stream *s, char *attrbuf)
 
 	/* type and config */
 	r = below(s, 100);
-	if (r < 70) {
+	if (r < 64) {
 		a.type = PMUCTX_TYPE_SOFTWARE;
 		a.config = below(s, PMUCTX_SW_MAX);
+	} else if (r < 70) {
+		a.type = PMUCTX_TYPE_RANGE;
+		a.config = below(s, PMUCTX_RANGE_NR_KINDS + 1);
+		if (chance(s, 20))
+			a.config |= PMUCTX_RANGE_EXACT;
+		if (chance(s, 3))
+			a.config |= 1ULL << (9 + below(s, 55));
+		pick_range(s, &a);
 	} else if (r < 85) {
 		a.type = below(s, 2) ? PMUCTX_TYPE_HARDWARE : PMUCTX_TYPE_RAW;
 		a.config = a.type == PMUCTX_TYPE_HARDWARE ? below(s, PMUCTX_HW_MAX) :
@@ -922,6 +985,10 @@ static void op_open(struct stream *s, char *attrbuf)
 	a.flags = rnd(s) & PMUCTX_ATTR_ALL;
 	if (a.type == PMUCTX_TYPE_SOFTWARE && chance(s, 92))
 		a.flags &= ~(PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL);
+	if (a.type == PMUCTX_TYPE_RANGE && chance(s, 92))
+		a.flags &= ~PMUCTX_ATTR_EXCLUDE_USER;
+	if (a.type != PMUCTX_TYPE_RANGE && chance(s, 2))
+		pick_range(s, &a);
 	if ((a.flags & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    chance(s, 85))
 		a.flags |= PMUCTX_ATTR_INHERIT;
@@ -937,7 +1004,7 @@ static void op_open(struct stream *s, char *attrbuf)
 	if (chance(s, 3))
 		a.read_format |= 1ULL << (5 + below(s, 59));
 	/* sample_period */
-	if (a.type != PMUCTX_TYPE_SOFTWARE ? chance(s, 50) : chance(s, 4)) {
+	if (pmuctx_counter_type_is_hw(a.type) ? chance(s, 50) : chance(s, 4)) {
 		a.sample_period = periods[below(s, sizeof(periods) / sizeof(periods[0]))];
 		if (excluded[CL_TINY_PERIOD] && a.sample_period && a.sample_period < 1000)
 			a.sample_period = 1000;
@@ -1549,7 +1616,8 @@ static void op_badioctl(struct stream *s)
 	 * INFO and STATS take their struct's size from the struct: the size
 	 * field of the number is not theirs to refuse (Documentation/uapi.rst).
 	 */
-	if (same_but_size(cmd, fd == W.dev ? PMUCTX_INFO : PMUCTX_IOC_STATS))
+	if (same_but_size(cmd, fd == W.dev ? PMUCTX_INFO : PMUCTX_IOC_STATS) ||
+	    same_but_size(cmd, fd == W.dev ? PMUCTX_RANGE_PLAN : PMUCTX_IOC_RANGE))
 		return;
 	if (fd != W.dev && (cmd == PMUCTX_IOC_ENABLE || cmd == PMUCTX_IOC_DISABLE ||
 			    cmd == PMUCTX_IOC_RESET || cmd == PMUCTX_IOC_ID ||
@@ -1558,6 +1626,83 @@ static void op_badioctl(struct stream *s)
 		return;
 	need(&e, ENOTTY);
 	judge(s, what, ret, err, &e);
+}
+
+/*
+ * PMUCTX_RANGE_PLAN on the device, PMUCTX_IOC_RANGE on any fd: sized
+ * structs, hostile pointers, any config and range.
+ */
+static void op_range(struct stream *s, unsigned char *b)
+{
+	const uint32_t min = offsetof(struct pmuctx_range, end) + 8;
+	struct pmuctx_range *rq = (struct pmuctx_range *)b;
+	enum ptr_kind pk = pick_ptr(s);
+	struct pmuctx_attr a = { 0 };
+	const char *desc = "dev";
+	bool plan = chance(s, 60);
+	int ret, err, tail, fd = W.dev;
+	struct snap sn = { .kind = SK_EMPTY };
+	struct expect e;
+	uint32_t size;
+	char what[200];
+
+	expect_init(&e);
+	size = pick_size(s, sizeof(*rq), min, &tail, &e);
+	sized_prepare(b, size, sizeof(*rq), tail, s);
+	if (plan) {
+		a.type = PMUCTX_TYPE_RANGE;
+		a.config = below(s, PMUCTX_RANGE_NR_KINDS + 1);
+		if (chance(s, 20))
+			a.config |= PMUCTX_RANGE_EXACT;
+		if (chance(s, 3))
+			a.config |= 1ULL << (9 + below(s, 55));
+		pick_range(s, &a);
+		if (size >= min) {
+			rq->config = a.config;
+			rq->start = a.range_start;
+			rq->end = a.range_end;
+		}
+		/* Planning is arithmetic: any address may be planned. */
+		if (size >= min) {
+			unsigned int kind = a.config & PMUCTX_RANGE_KIND_MASK;
+
+			if ((a.config & ~PMUCTX_RANGE_CONFIG_ALL) ||
+			    kind >= PMUCTX_RANGE_NR_KINDS || a.range_start >= a.range_end)
+				need(&e, EINVAL);
+			else if (!(range_kinds & (1U << kind)))
+				need(&e, EOPNOTSUPP);
+			allow(&e, ERANGE);
+		}
+	} else {
+		fd = pick_fd(s, &sn, &desc);
+	}
+	if (pk == P_STRADDLE)
+		pk = P_NONE;
+	if (pk != P_GOOD)
+		expect_bad_struct(&e, pk);
+	snprintf(what, sizeof(what), "ioctl %s %s(fd %d) size=%u tail=%d ptr=%s",
+		 plan ? "RANGE_PLAN" : "IOC_RANGE", desc, fd, size, tail, ptr_names[pk]);
+	if (opt_verbose)
+		say("[%s #%lu] > %s", s->tag, s->opno, what);
+	ret = ioctl(fd, plan ? PMUCTX_RANGE_PLAN : PMUCTX_IOC_RANGE, ptr_of(pk, b, size));
+	err = errno;
+	record(OP_INFO, ret, err);
+	if (!plan) {
+		/* Which fd it was, and what it holds, is not tracked here. */
+		if (!ret && pk == P_GOOD && !sized_canary_ok(b, size, sizeof(*rq)))
+			viol(s, "%s wrote past the caller's size", what);
+		return;
+	}
+	judge(s, what, ret, err, &e);
+	if (pk != P_GOOD || ret)
+		return;
+	if (!sized_canary_ok(b, size, sizeof(*rq)))
+		viol(s, "%s wrote past the caller's size", what);
+	if (size >= sizeof(*rq) &&
+	    (rq->nr_spans < 1 || rq->nr_spans > PMUCTX_RANGE_MAX_SPANS ||
+	     rq->start_off > rq->start || rq->spans[0].base != rq->start - rq->start_off))
+		viol(s, "%s: inconsistent plan (%u spans, start_off %#llx)", what,
+		     rq->nr_spans, (unsigned long long)rq->start_off);
 }
 
 static void op_info(struct stream *s, unsigned char *b)
@@ -1855,13 +2000,18 @@ static void op_work(struct stream *s)
 	volatile unsigned long x = 0;
 	unsigned long i, n;
 	char *p;
-	int r = below(s, 4);
+	int r = below(s, 5);
 
 	switch (r) {
 	case 0:
 		n = 1000 + below(s, 50000);
 		for (i = 0; i < n; i++)
 			x += i;
+		break;
+	case 4:		/* hits for the range counters */
+		n = 100 + below(s, 5000);
+		for (i = 0; i < n; i++)
+			watched[i & 15] += i;
 		break;
 	case 1:
 		p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
@@ -2147,7 +2297,12 @@ static void run_ops(struct stream *s, unsigned long n, bool budget)
 		case OP_TREE: op_tree(s, b->sized); break;
 		case OP_SAMPLES: op_samples(s, b->sized, b->big); break;
 		case OP_BADIOCTL: op_badioctl(s); break;
-		case OP_INFO: op_info(s, b->sized); break;
+		case OP_INFO:
+			if (chance(s, 50))
+				op_range(s, b->sized);
+			else
+				op_info(s, b->sized);
+			break;
 		case OP_POLL: op_poll(s); break;
 		case OP_MMAP: op_mmap(s); break;
 		case OP_MUNMAP: op_munmap(s); break;
@@ -2364,6 +2519,8 @@ static int probe(struct pmuctx_info *info)
 	if (dev < 0 || ioctl(dev, PMUCTX_INFO, info))
 		return -1;
 	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
+	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
+		range_kinds = info->range_kinds;
 	close(dev);
 	return 0;
 }
