@@ -1369,7 +1369,8 @@ static uint32_t pick_size(struct stream *s, uint32_t ksize, uint32_t min,
 	if (r < 95) {
 		size = ksize + 4 * (1 + below(s, 1000));
 		*tail = chance(s, 50);
-		if (*tail)
+		/* Beyond a page is no newer struct, whatever its tail. */
+		if (*tail || size > 4096)
 			need(e, E2BIG);
 		return size;
 	}
