@@ -176,7 +176,8 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 	}
 	ctx->rebase = (ctx->nr_fault_counters ? PMUCTX_REBASE_FAULTS : 0) |
 		      (ctx->nr_migration_counters ?
-		       PMUCTX_REBASE_MIGRATIONS : 0);
+		       PMUCTX_REBASE_MIGRATIONS : 0) |
+		      (ctx->nr_range ? PMUCTX_REBASE_RANGES : 0);
 }
 
 /*

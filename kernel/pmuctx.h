@@ -222,11 +222,13 @@ struct pmuctx_context {
 	u64 rotations;
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
-	 * to exchange counter by counter: such contexts never swap.  Neither
-	 * do contexts with range counters, whose watchpoints belong to one
-	 * task (kernel/range.c).
+	 * to exchange counter by counter: such contexts never swap.
 	 */
 	unsigned int nr_inherit_stat;
+	/*
+	 * Range counters: their watchpoints belong to tasks, so a swap hands
+	 * them back to their tasks (PMUCTX_REBASE_RANGES, kernel/range.c).
+	 */
 	unsigned int nr_range;
 	/*
 	 * Everything the next fork of the holder needs, allocated in process
@@ -413,6 +415,7 @@ static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 
 #define PMUCTX_REBASE_FAULTS		BIT(0)
 #define PMUCTX_REBASE_MIGRATIONS	BIT(1)
+#define PMUCTX_REBASE_RANGES		BIT(2)
 
 /* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
@@ -430,8 +433,7 @@ static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
  */
 static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 {
-	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat |
-		 c->nr_range) &&
+	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
 	       (c->fork_kit || !pmuctx_kit_size(c));
 }
 
@@ -692,6 +694,7 @@ void pmuctx_range_fill_info(struct pmuctx_info *info);
 int pmuctx_range_attr_check(const struct pmuctx_attr *attr);
 int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task);
 void pmuctx_range_watch_clones(struct pmuctx_context *ctx);
+void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx);
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w);
 void pmuctx_range_free_watch(struct pmuctx_range_watch *w);
 u64 pmuctx_range_hits(const struct pmuctx_counter *c);

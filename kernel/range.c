@@ -9,15 +9,17 @@
  * working beside ours, and a task that runs out of registers gets EBUSY
  * instead of a stolen one.
  *
- * Each instance of a range counter (the original, each clone) owns one
+ * Each instance of a range counter (the original, each clone) holds one
  * breakpoint event per span of the plan, bound to the task that holds the
  * instance.  Those events only count: no sample period, the layer's own
  * overflow handler (on arm64 only that one steps over the watched access),
  * so a hit costs the exception and an atomic add, and the instance's clock
  * is the sum of its events' counts, which any CPU may read at any time.
- * Because the events belong to one task, a context holding range counters
- * never swaps (pmuctx_ctx_swappable()): a swap would hand the instance to a
- * task its events do not watch.
+ * The events belong to a task, the instance to a context: when a swap
+ * hands two equivalent contexts to each other's tasks, each pair of
+ * corresponding instances exchanges its events, so every task keeps its
+ * own, and each clock is re-based on the events it now reads
+ * (pmuctx_range_swap()), as the fault clocks are.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -339,6 +341,38 @@ void pmuctx_range_watch_clones(struct pmuctx_context *ctx)
 			pmuctx_counter_put(found);
 		}
 	} while (found);
+}
+
+/*
+ * In an equivalent swap (kernel/sched.c), both contexts claimed, IRQs off:
+ * @ctx goes to the task that held @nctx and the other way round.  Their
+ * counters correspond one to one, in order (clones are made in their
+ * parent's order, and any change leaves the family), so each pair of range
+ * instances exchanges its watch: every task keeps the events bound to it.
+ * Neither task runs now, so no count moves meanwhile; each snapshot is
+ * moved by the difference, so no value jumps.
+ */
+void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx)
+{
+	struct pmuctx_counter *c, *n;
+
+	n = list_first_entry(&nctx->counters, struct pmuctx_counter, ctx_entry);
+	list_for_each_entry(c, &ctx->counters, ctx_entry) {
+		if (PMUCTX_CHECK_INVARIANTS &&
+		    WARN_ON_ONCE(&n->ctx_entry == &nctx->counters ||
+				 n->attr.type != c->attr.type))
+			return;
+		if (c->attr.type == PMUCTX_TYPE_RANGE) {
+			struct pmuctx_range_watch *w = c->range;
+			u64 hc = pmuctx_range_hits(c), hn = pmuctx_range_hits(n);
+
+			c->snap += hn - hc;
+			n->snap += hc - hn;
+			WRITE_ONCE(c->range, n->range);
+			WRITE_ONCE(n->range, w);
+		}
+		n = list_next_entry(n, ctx_entry);
+	}
 }
 
 /* The instance's hits so far: its clock (kernel/counter.c).  Any context. */

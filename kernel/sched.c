@@ -116,7 +116,8 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
  * and migrations only if something counts them): prev's faults and
  * switch-out are credited, next's fault counts become the snapshot and its
  * migrations while it waited are credited, so next's sched_in has nothing
- * left to do.  O(1) whatever the number of counters: contexts whose values
+ * left to do.  O(1) whatever the number of counters, but for range
+ * counters, whose watchpoints go back to their tasks: contexts whose values
  * are per task (INHERIT_STAT) never swap.  Both contexts claimed.
  */
 static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
@@ -144,6 +145,8 @@ static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
 		nlink->migrations_at_out = nmigr;
 		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
 	}
+	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_RANGES))
+		pmuctx_range_swap(ctx, nctx);
 
 	rcu_assign_pointer(link->ctx, nctx);
 	rcu_assign_pointer(nlink->ctx, ctx);
