@@ -311,23 +311,25 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	c->attr = attr;
 	c->attr.size = sizeof(attr);
 	c->id = atomic64_inc_return(&pmuctx_next_id);
+	if (pmuctx_counter_is_hw(c)) {
+		err = pmuctx_hw->event_init(c);
+		if (err)
+			goto free_counter;
+	}
+	c->period_left = attr.sample_period;
+	if (attr.sample_period) {
+		c->fam->samples = kzalloc(sizeof(*c->fam->samples), GFP_KERNEL_ACCOUNT);
+		if (!c->fam->samples) {
+			err = -ENOMEM;
+			goto free_counter;
+		}
+		raw_spin_lock_init(&c->fam->samples->lock);
+	}
+	/* After the ring: a sampling range counter's hits may come at once. */
 	if (attr.type == PMUCTX_TYPE_RANGE) {
 		err = pmuctx_range_open(c, task);
 		if (err)
 			goto free_counter;
-	} else if (attr.type != PMUCTX_TYPE_SOFTWARE) {
-		err = pmuctx_hw->event_init(c);
-		if (err)
-			goto free_counter;
-		c->period_left = attr.sample_period;
-		if (attr.sample_period) {
-			c->fam->samples = kzalloc(sizeof(*c->fam->samples), GFP_KERNEL_ACCOUNT);
-			if (!c->fam->samples) {
-				err = -ENOMEM;
-				goto free_counter;
-			}
-			raw_spin_lock_init(&c->fam->samples->lock);
-		}
 	}
 
 	/*

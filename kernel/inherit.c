@@ -57,6 +57,8 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 			clone->hw_config = c->hw_config;
 			clone->period_left = c->attr.sample_period;
 			pmuctx_mux_copy_slot(cctx, clone, c);
+		} else if (c->attr.type == PMUCTX_TYPE_RANGE) {
+			clone->period_left = c->attr.sample_period;
 		}
 		if (c->leader != c) {
 			/* The leader inherits too (checked at open) unless closing. */

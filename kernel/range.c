@@ -42,6 +42,13 @@
  */
 struct pmuctx_range_watch {
 	struct work_struct release_work;
+	/*
+	 * Sampling counters only: the instance that holds this watch now,
+	 * which a swap changes (both contexts claimed, neither task running,
+	 * so never under the hit handler of the watch's task); NULL once the
+	 * instance lets go of it.
+	 */
+	struct pmuctx_counter *inst;
 	unsigned int nr;		/* 0: none could be had (counts 0) */
 	struct perf_event *bp[PMUCTX_RANGE_MAX_SPANS];
 };
@@ -158,8 +165,12 @@ int pmuctx_range_attr_check(const struct pmuctx_attr *attr)
 
 	if (attr->flags & PMUCTX_ATTR_EXCLUDE_USER)
 		return -EOPNOTSUPP;
-	if (attr->sample_period)
+	/* Samples need a call per hit: arm64 gets one only beside BPF's. */
+	if (attr->sample_period &&
+	    IS_ENABLED(CONFIG_ARM64) && !IS_ENABLED(CONFIG_BPF_SYSCALL))
 		return -EOPNOTSUPP;
+	if (attr->sample_period > U32_MAX)
+		return -EINVAL;
 	if (attr->range_end > TASK_SIZE_MAX)
 		return -EINVAL;
 	return pmuctx_range_plan_for(attr->config, attr->range_start,
@@ -184,14 +195,67 @@ void pmuctx_range_free_watch(struct pmuctx_range_watch *w)
 		pmuctx_range_watch_release(&w->release_work);
 }
 
-/* Any context: the events are released by a work. */
+/*
+ * Any context: the events are released by a work.  Only a dead task's
+ * watch (or a removed instance's, already released) gets here, so no hit
+ * handler can still look at the instance; it would find it gone anyway.
+ */
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w)
 {
-	if (w)
+	if (w) {
+		WRITE_ONCE(w->inst, NULL);
 		queue_work(pmuctx_wq, &w->release_work);
+	}
 }
 
 #if IS_ENABLED(CONFIG_HAVE_HW_BREAKPOINT)
+/*
+ * Every hit of a sampling range counter, in the watched task (its debug
+ * exception, IRQs off, user mode: kernel-mode hits are excluded before
+ * this).  The watch's instance holds the period; a sample is recorded as
+ * the PMU interrupt records one.
+ */
+static void pmuctx_range_hit(struct perf_event *bp, struct perf_sample_data *data,
+			     struct pt_regs *regs)
+{
+	struct pmuctx_range_watch *w = READ_ONCE(bp->overflow_handler_context);
+	struct pmuctx_counter *c = w ? READ_ONCE(w->inst) : NULL;
+	struct pmuctx_context *ctx;
+
+	if (!c)
+		return;
+	ctx = c->ctx;
+	pmuctx_ctx_lock(ctx);
+	if (pmuctx_counter_counting(c) && !--c->period_left) {
+		c->period_left = c->attr.sample_period;
+		pmuctx_counter_overflowed(c, regs, 1);
+	}
+	pmuctx_ctx_unlock(ctx);
+}
+
+/*
+ * Sampling needs a call per hit, but on arm64 only the layer's default
+ * handler gets the watched access stepped over; the layer also accepts a
+ * handler installed over the default one, as BPF does, when the default
+ * is kept as the original.  x86 steps nothing and needs no such care.
+ */
+static int pmuctx_range_hook_hits(struct perf_event *bp,
+				  struct pmuctx_range_watch *w)
+{
+#ifdef CONFIG_ARM64
+#ifdef CONFIG_BPF_SYSCALL
+	bp->orig_overflow_handler = bp->overflow_handler;
+#else
+	return -EOPNOTSUPP;
+#endif
+#endif
+	WRITE_ONCE(bp->overflow_handler_context, w);
+	/* The context first: the handler tolerates none, not a stale one. */
+	smp_wmb();
+	WRITE_ONCE(bp->overflow_handler, pmuctx_range_hit);
+	return 0;
+}
+
 static int pmuctx_range_bp_type(unsigned int kind)
 {
 	switch (kind) {
@@ -212,16 +276,19 @@ static int pmuctx_range_bp_type(unsigned int kind)
  * own range counters of the task hold them) is EBUSY.
  */
 static struct pmuctx_range_watch *
-pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
-		   struct task_struct *task)
+pmuctx_range_watch(const struct pmuctx_range_plan *plan,
+		   struct pmuctx_counter *inst, struct task_struct *task)
 {
 	struct pmuctx_range_watch *w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	unsigned int kind = inst->attr.config & PMUCTX_RANGE_KIND_MASK;
+	bool sampling = inst->attr.sample_period;
 	struct perf_event_attr pattr;
 	unsigned int i;
 
 	if (!w)
 		return ERR_PTR(-ENOMEM);
 	INIT_WORK(&w->release_work, pmuctx_range_watch_release);
+	w->inst = sampling ? inst : NULL;
 	for (i = 0; i < plan->nr_blocks; i++) {
 		const struct pmuctx_range_block *b = &plan->blocks[i];
 		struct perf_event *bp;
@@ -232,8 +299,12 @@ pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
 		/* x86 wants an execute breakpoint's length as a long's. */
 		pattr.bp_len = kind == PMUCTX_RANGE_INSN && IS_ENABLED(CONFIG_X86) ?
 			       sizeof(long) : b->size;
-		/* Counting only: no overflow, no throttling, no lost hit. */
-		pattr.sample_period = 0;
+		/*
+		 * Counting only: no overflow, no throttling, no lost hit.  A
+		 * sampling counter needs a call per hit: period 1, which perf
+		 * never throttles (only a second overflow of one event is).
+		 */
+		pattr.sample_period = sampling ? 1 : 0;
 		bp = register_user_hw_breakpoint(&pattr, NULL, NULL, task);
 		if (IS_ERR(bp)) {
 			int err = PTR_ERR(bp);
@@ -242,13 +313,21 @@ pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
 			return ERR_PTR(err == -ENOSPC ? -EBUSY : err);
 		}
 		w->bp[w->nr++] = bp;
+		if (sampling) {
+			int err = pmuctx_range_hook_hits(bp, w);
+
+			if (err) {
+				pmuctx_range_free_watch(w);
+				return ERR_PTR(err);
+			}
+		}
 	}
 	return w;
 }
 #else
 static struct pmuctx_range_watch *
-pmuctx_range_watch(const struct pmuctx_range_plan *plan, unsigned int kind,
-		   struct task_struct *task)
+pmuctx_range_watch(const struct pmuctx_range_plan *plan,
+		   struct pmuctx_counter *inst, struct task_struct *task)
 {
 	return ERR_PTR(-EOPNOTSUPP);
 }
@@ -277,8 +356,7 @@ int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task)
 		return err;
 	}
 	c->fam->range_plan = plan;
-	w = pmuctx_range_watch(plan, c->attr.config & PMUCTX_RANGE_KIND_MASK,
-			       task);
+	w = pmuctx_range_watch(plan, c, task);
 	if (IS_ERR(w))
 		return PTR_ERR(w);
 	c->range = w;
@@ -297,9 +375,7 @@ static void pmuctx_range_watch_clone(struct pmuctx_counter *clone)
 	struct pmuctx_context *ctx = clone->ctx;
 	struct pmuctx_range_watch *w;
 
-	w = pmuctx_range_watch(orig->fam->range_plan,
-			       orig->attr.config & PMUCTX_RANGE_KIND_MASK,
-			       current);
+	w = pmuctx_range_watch(orig->fam->range_plan, clone, current);
 	if (IS_ERR(w)) {
 		pr_warn_ratelimited("task %d: no watchpoints for an inherited range counter (%ld): it counts nothing\n",
 				    task_pid_nr(current), PTR_ERR(w));
@@ -370,6 +446,13 @@ void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx)
 			n->snap += hc - hn;
 			WRITE_ONCE(c->range, n->range);
 			WRITE_ONCE(n->range, w);
+			if (c->attr.sample_period) {
+				/* The period left goes with the instance. */
+				if (c->range)
+					WRITE_ONCE(c->range->inst, c);
+				if (w)
+					WRITE_ONCE(w->inst, n);
+			}
 		}
 		n = list_next_entry(n, ctx_entry);
 	}
