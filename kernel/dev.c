@@ -39,8 +39,8 @@ static const struct file_operations pmuctx_counter_fops;
  * (E2BIG), an older smaller one zero-extended.  Returns the caller's size
  * or a negative errno.
  */
-long pmuctx_copy_sized(void *kbuf, size_t ksize,
-			      const void __user *ubuf, size_t min)
+long pmuctx_copy_sized(void *kbuf, size_t ksize, const void __user *ubuf,
+		       size_t min)
 {
 	u32 usize;
 	int err;

@@ -31,6 +31,10 @@
 #ifdef CONFIG_ARM64
 #include <asm/cpufeature.h>
 #include <asm/sysreg.h>
+
+/* ID_AA64DFR0_EL1: watchpoints (WRPs) and breakpoints (BRPs), minus one. */
+#define DFR0_WRPS_SHIFT		20
+#define DFR0_BRPS_SHIFT		12
 #endif
 #include "pmuctx.h"
 #include "range_plan.h"
@@ -78,8 +82,8 @@ static void pmuctx_range_probe(struct pmuctx_range_hw *hw)
 	/* The layer's own count: the smallest over the CPUs. */
 	u64 dfr0 = read_sanitised_ftr_reg(SYS_ID_AA64DFR0_EL1);
 
-	wrps = cpuid_feature_extract_unsigned_field(dfr0, ID_AA64DFR0_EL1_WRPs_SHIFT) + 1;
-	brps = cpuid_feature_extract_unsigned_field(dfr0, ID_AA64DFR0_EL1_BRPs_SHIFT) + 1;
+	wrps = cpuid_feature_extract_unsigned_field(dfr0, DFR0_WRPS_SHIFT) + 1;
+	brps = cpuid_feature_extract_unsigned_field(dfr0, DFR0_BRPS_SHIFT) + 1;
 	hw->insn.min_order = 2;
 	hw->insn.max_order = 2;
 	hw->kinds = BIT(PMUCTX_RANGE_INSN) | BIT(PMUCTX_RANGE_DATA) |

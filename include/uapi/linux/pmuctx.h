@@ -79,9 +79,11 @@ enum pmuctx_type {
 	PMUCTX_TYPE_HARDWARE = 0,	/* generic: config is PMUCTX_HW_* */
 	PMUCTX_TYPE_SOFTWARE = 1,	/* config is PMUCTX_SW_* */
 	PMUCTX_TYPE_RAW = 2,		/* config is the PMU's own event code */
-	PMUCTX_TYPE_RANGE = 3,		/* hits in [range_start, range_end):
-					 * config is a pmuctx_range_kind,
-					 * maybe with PMUCTX_RANGE_EXACT */
+	/*
+	 * Hits in [range_start, range_end): config is a pmuctx_range_kind,
+	 * maybe with PMUCTX_RANGE_EXACT.
+	 */
+	PMUCTX_TYPE_RANGE = 3,
 	PMUCTX_TYPE_MAX,
 };
 

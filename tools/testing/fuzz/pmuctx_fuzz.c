@@ -866,8 +866,8 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 
 		if (f & PMUCTX_ATTR_EXCLUDE_USER)
 			need(e, EOPNOTSUPP);
-		if (a->sample_period)
-			need(e, EOPNOTSUPP);
+		if (a->sample_period > 0xffffffffULL)
+			need(e, EINVAL);
 		/* The user address space ends at 2^47 (x86_64) or 2^48. */
 		if (a->range_end >= 1ULL << 48)
 			need(e, EINVAL);
