@@ -23,8 +23,6 @@ u64 pmuctx_new_cookie(void)
 	return atomic64_add_return(4, &pmuctx_cookie);
 }
 
-static void pmuctx_ctx_exit_work(struct work_struct *work);
-
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
 {
 	struct pmuctx_context *ctx = kmem_cache_zalloc(pmuctx_ctx_cache, gfp);
@@ -35,7 +33,6 @@ struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
 	mutex_init(&ctx->mutex);
 	raw_spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->counters);
-	INIT_WORK(&ctx->exit_work, pmuctx_ctx_exit_work);
 	ctx->loaded_cpu = -1;
 	ctx->generation = pmuctx_new_cookie();
 	return ctx;
@@ -269,10 +266,8 @@ void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
  * then drop the clones.  Process context, so it may take ctx->mutex and
  * wait for an attach that pinned the context to finish.
  */
-static void pmuctx_ctx_exit_work(struct work_struct *work)
+static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 {
-	struct pmuctx_context *ctx = container_of(work, struct pmuctx_context,
-						  exit_work);
 	struct pmuctx_counter *c, *tmp;
 	LIST_HEAD(clones);
 
@@ -305,6 +300,41 @@ static void pmuctx_ctx_exit_work(struct work_struct *work)
 		pmuctx_counter_put(c);	/* the context's */
 	}
 	pmuctx_ctx_put(ctx);
+}
+
+static void pmuctx_ctx_exit_work(struct work_struct *work)
+{
+	pmuctx_ctx_fold_exited(container_of(work, struct pmuctx_context,
+					    exit_work));
+}
+
+static void pmuctx_ctx_exit_cb(struct callback_head *head)
+{
+	struct pmuctx_context *ctx = container_of(head, struct pmuctx_context,
+						  exit_cb);
+	struct pmuctx_link *link = ctx->exit_link;
+
+	pmuctx_ctx_fold_exited(ctx);
+	pmuctx_link_put(link);	/* the task work's */
+}
+
+/*
+ * The holder of @ctx is gone (ctx->dead, its link's reference to @ctx
+ * passed on to the fold).  Any context.
+ */
+void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link)
+{
+	if (link->task == current) {
+		refcount_inc(&link->refs);	/* the task work's */
+		ctx->exit_link = link;
+		init_task_work(&ctx->exit_cb, pmuctx_ctx_exit_cb);
+		if (!task_work_add(current, &ctx->exit_cb, TWA_RESUME))
+			return;
+		/* Past exit_task_work(): only the caller's reference is left. */
+		refcount_dec(&link->refs);
+	}
+	INIT_WORK(&ctx->exit_work, pmuctx_ctx_exit_work);
+	queue_work(pmuctx_wq, &ctx->exit_work);
 }
 
 int pmuctx_context_init(void)

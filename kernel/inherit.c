@@ -341,7 +341,7 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		pmuctx_ctx_unlock_irqrestore(ctx, flags);
 		pmuctx_kit_free(kit);
 		RCU_INIT_POINTER(link->ctx, NULL);
-		queue_work(pmuctx_wq, &ctx->exit_work);	/* takes link's ref */
+		pmuctx_ctx_queue_exit(ctx, link);	/* takes link's ref */
 	}
 	WRITE_ONCE(link->exited, true);
 	pmuctx_link_index_del(link);

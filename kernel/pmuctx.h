@@ -253,7 +253,21 @@ struct pmuctx_context {
 	u64 loads;		/* full loads */
 	u64 swaps;		/* handed on, still loaded, to an equivalent task */
 
-	struct work_struct exit_work;	/* folds clones after the holder exits */
+	/*
+	 * Folds the clones after the holder exits (or exec'd out of reach).
+	 * In the holder itself when it can: a task work, which runs before
+	 * its exit completes (so the parent's wait() finds the counts folded,
+	 * and no worker thread is woken per exit); a work on pmuctx_wq when
+	 * another task retires the context.  @exit_link: the task work's
+	 * reference, which keeps the module.
+	 */
+	union {
+		struct work_struct exit_work;
+		struct {
+			struct callback_head exit_cb;
+			struct pmuctx_link *exit_link;
+		};
+	};
 	struct rcu_head rcu;
 };
 
@@ -539,6 +553,7 @@ void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
+void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link);
 void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      const struct pmuctx_counter *c, int delta);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
