@@ -4,6 +4,8 @@
  * equivalence, and the context clocks.
  */
 #include <linux/atomic.h>
+#include <linux/cred.h>
+#include <linux/sched/user.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include "pmuctx.h"
@@ -110,7 +112,63 @@ void pmuctx_kit_free(struct pmuctx_fork_kit *kit)
 		pmuctx_ctx_put(kit->ctx);
 	if (kit->link)
 		pmuctx_link_free_unused(kit->link);
+	if (kit->owner)
+		free_uid(kit->owner);
 	kfree(kit);
+}
+
+/*
+ * Spare kits.  A task that exits without having forked leaves a whole kit
+ * unused, and most children never fork: a fork-and-exit loop would make
+ * two kits per fork (the child's own, and the parent's refill) and free
+ * one.  Such a kit is kept, one per CPU, for the next refill on that CPU
+ * by a task of the same user (the memory stays charged where it was
+ * allocated, so it never crosses users).  A spare holds no link, which
+ * would keep the module: one is made when the kit is reused.  Drained at
+ * unload.
+ */
+static DEFINE_PER_CPU(struct pmuctx_fork_kit *, pmuctx_spare_kit);
+
+/* An unused kit of current's, in any context. */
+void pmuctx_kit_retire(struct pmuctx_fork_kit *kit)
+{
+	if (!kit)
+		return;
+	if (kit->link) {
+		pmuctx_link_free_unused(kit->link);
+		kit->link = NULL;
+	}
+	kit->owner = get_current_user();
+	pmuctx_kit_free(this_cpu_xchg(pmuctx_spare_kit, kit));
+}
+
+/* Process context: this CPU's spare kit, if it fits and is current's. */
+struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr)
+{
+	struct pmuctx_fork_kit *kit = this_cpu_xchg(pmuctx_spare_kit, NULL);
+
+	if (!kit)
+		return NULL;
+	if (kit->nr < nr || kit->owner != current_user())
+		goto drop;
+	kit->link = pmuctx_link_alloc(NULL, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!kit->link)
+		goto drop;
+	free_uid(kit->owner);
+	kit->owner = NULL;
+	return kit;
+drop:
+	pmuctx_kit_free(kit);
+	return NULL;
+}
+
+/* Unload, after the last task of ours is gone. */
+void pmuctx_kit_drain_spares(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		pmuctx_kit_free(xchg(per_cpu_ptr(&pmuctx_spare_kit, cpu), NULL));
 }
 
 /*

@@ -168,7 +168,7 @@ static void pmuctx_kit_refill(struct pmuctx_context *ctx)
 		nr = pmuctx_kit_size(ctx);
 	pmuctx_ctx_unlock_irq(ctx);
 	if (nr) {
-		kit = pmuctx_kit_alloc(nr);
+		kit = pmuctx_kit_reuse(nr) ?: pmuctx_kit_alloc(nr);
 		if (!kit)
 			pr_warn_ratelimited("task %d: no memory for its next fork's clones\n",
 					    task_pid_nr(current));
@@ -339,7 +339,7 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 			if (c->fam)
 				irq_work_queue(&c->fam->wake_work);
 		pmuctx_ctx_unlock_irqrestore(ctx, flags);
-		pmuctx_kit_free(kit);
+		pmuctx_kit_retire(kit);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		pmuctx_ctx_queue_exit(ctx, link);	/* takes link's ref */
 	}
@@ -467,4 +467,5 @@ void pmuctx_inherit_exit(void)
 		tracepoint_probe_unregister(pmuctx_hooks[i].tp,
 					    pmuctx_hooks[i].probe, NULL);
 	tracepoint_synchronize_unregister();
+	pmuctx_kit_drain_spares();
 }

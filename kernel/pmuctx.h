@@ -117,8 +117,9 @@ struct pmuctx_slices {
 
 /* Preallocated child of a fork: its link, its context, its clones. */
 struct pmuctx_fork_kit {
-	struct pmuctx_link *link;
+	struct pmuctx_link *link;	/* NULL while spare (context.c) */
 	struct pmuctx_context *ctx;
+	struct user_struct *owner;	/* while spare: whose it was */
 	unsigned int nr;
 	struct pmuctx_counter *clones[];
 };
@@ -558,6 +559,9 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      const struct pmuctx_counter *c, int delta);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
 void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
+void pmuctx_kit_retire(struct pmuctx_fork_kit *kit);
+struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr);
+void pmuctx_kit_drain_spares(void);
 extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
 void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
