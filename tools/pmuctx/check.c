@@ -24,14 +24,22 @@ static const char *type_name(unsigned type)
 	return "?";
 }
 
-/* One range, by event string or --data-range: its plan on this machine (or --range-hw). */
+/*
+ * One range, by event string or --data-range: its plan on this machine
+ * (or --range-hw).  0, 1 when it cannot be planned, 2 for an unknown preset.
+ */
 static int check_range(const struct range_request *rq, const char *hw_name)
 {
 	char str[128];
 
 	range_event_string(rq, str, sizeof(str));
 	printf("Requested Event: %s\n", str);
-	return range_report(stdout, rq, hw_name) ? 1 : 0;
+	return range_report(stdout, rq, hw_name);
+}
+
+static int worse(int status, int other)
+{
+	return other > status ? other : status;
 }
 
 /* An event string: its encoding, or why it has none.  Returns 1 when it has none. */
@@ -66,14 +74,19 @@ int cmd_check(struct cli *cli, int argc, char **argv)
 	struct range_request data_range = { .kind = PMUCTX_RANGE_DATA };
 	const char *range_arg = NULL, *kind_arg = NULL, *hw_name = NULL;
 	struct pmuctx_evdb *evdb = NULL;
-	int i, failed = 0, n_events = 0, exact = 0;
+	int i, status = 0, n_events = 0, exact = 0;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--data-range") && i + 1 < argc) {
+		if ((!strcmp(argv[i], "--data-range") || !strcmp(argv[i], "--range-kind") ||
+		     !strcmp(argv[i], "--range-hw")) && i + 1 == argc) {
+			fprintf(stderr, "pmuctx check: %s needs a value\n" CHECK_USAGE, argv[i]);
+			return 2;
+		}
+		if (!strcmp(argv[i], "--data-range")) {
 			range_arg = argv[++i];
-		} else if (!strcmp(argv[i], "--range-kind") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "--range-kind")) {
 			kind_arg = argv[++i];
-		} else if (!strcmp(argv[i], "--range-hw") && i + 1 < argc) {
+		} else if (!strcmp(argv[i], "--range-hw")) {
 			hw_name = argv[++i];
 		} else if (!strcmp(argv[i], "--exact")) {
 			exact = 1;
@@ -117,22 +130,22 @@ int cmd_check(struct cli *cli, int argc, char **argv)
 		is_range = range_parse_event(argv[i], &rq, err, sizeof(err));
 		if (is_range < 0) {
 			printf("Requested Event: %s\nError          : %s\n\n", argv[i], err);
-			failed = 1;
+			status = worse(status, 1);
 			continue;
 		}
 		if (is_range) {
-			failed |= check_range(&rq, hw_name);
+			status = worse(status, check_range(&rq, hw_name));
 			putchar('\n');
 			continue;
 		}
 		if (!evdb && !(evdb = cli_evdb(cli)))
 			return 1;
-		failed |= check_event(evdb, argv[i]);
+		status = worse(status, check_event(evdb, argv[i]));
 		putchar('\n');
 	}
 	if (range_arg) {
-		failed |= check_range(&data_range, hw_name);
+		status = worse(status, check_range(&data_range, hw_name));
 		putchar('\n');
 	}
-	return failed;
+	return status;
 }

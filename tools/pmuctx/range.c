@@ -159,8 +159,12 @@ int range_report(FILE *f, const struct range_request *rq, const char *hw_name)
 			pmuctx_range_strerror(errno) : "the loaded module cannot count address ranges");
 		return 1;
 	} else {
-		why_preset = pmuctx_device() < 0 ? "the module is not loaded" :
-			     "the loaded module cannot count address ranges";
+		if (pmuctx_device() >= 0)
+			why_preset = "the loaded module cannot count address ranges";
+		else if (errno == ENOENT)
+			why_preset = "the module is not loaded";
+		else
+			why_preset = "/dev/pmuctx cannot be opened";
 		hw = pmuctx_range_hw_find(RANGE_DEFAULT_HW);
 	}
 
