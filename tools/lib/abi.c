@@ -165,6 +165,33 @@ int pmuctx_counter_tree(int fd, struct pmuctx_tree_read *tr,
 	return ret;
 }
 
+/*
+ * Address ranges (Documentation/ranges.rst).  Both fill the caller's whole
+ * struct: the kernel copies out no more than @size says, and a plan with
+ * fewer spans leaves the rest of spans[] zero.
+ */
+int pmuctx_range_plan_query(uint64_t config, uint64_t start, uint64_t end,
+			    struct pmuctx_range *r)
+{
+	int dev = pmuctx_device();
+
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->config = config;
+	r->start = start;
+	r->end = end;
+	if (dev < 0)
+		return -1;
+	return ioctl(dev, PMUCTX_RANGE_PLAN, r);
+}
+
+int pmuctx_counter_range(int fd, struct pmuctx_range *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	return ioctl(fd, PMUCTX_IOC_RANGE, r);
+}
+
 const struct pmuctx_mmap_page *pmuctx_counter_map(int fd)
 {
 	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
@@ -284,5 +311,31 @@ const char *pmuctx_open_strerror(int err)
 		return "too many open files, or the task already holds max_counters_per_task counters";
 	default:
 		return strerror(err);
+	}
+}
+
+/*
+ * A range counter fails for reasons of its own: its registers, its kind,
+ * its addresses.  The errnos it shares with other counters (EACCES, ESRCH,
+ * EMFILE, ...) mean what they mean there.
+ */
+const char *pmuctx_range_strerror(int err)
+{
+	if (device_fd < 0)
+		return device_strerror(err);
+	switch (err) {
+	case ERANGE:
+		return "the range cannot be covered with this CPU's debug registers (too long or badly aligned for them; with PMUCTX_RANGE_EXACT: only a larger range can be)";
+	case EBUSY:
+		return "the debug registers are in use: a debugger (ptrace watchpoints), perf breakpoints or other range counters of the task hold them";
+	case EOPNOTSUPP:
+		return "not supported: this CPU cannot watch that kind of access (x86 has no read-only watchpoints), or the counter excludes user mode or has a sample period (range counters count user-mode accesses, without overflow)";
+	case EINVAL:
+		return "invalid range: empty or inverted, not in user space (range counters watch user addresses only), or an unknown kind or config bit";
+	case E2BIG:
+	case ENOTTY:
+		return "the loaded module predates address ranges (no PMUCTX_TYPE_RANGE, PMUCTX_RANGE_PLAN or PMUCTX_IOC_RANGE)";
+	default:
+		return pmuctx_open_strerror(err);
 	}
 }

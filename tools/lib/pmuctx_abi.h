@@ -81,4 +81,22 @@ int pmuctx_self_read(const struct pmuctx_mmap_page *page, uint64_t *value);
 /* What @err from pmuctx_counter_open() means, for people. */
 const char *pmuctx_open_strerror(int err);
 
+/*
+ * Address ranges (LIBPMUCTX_0.3; Documentation/ranges.rst).
+ * pmuctx_range_plan_query(): how this machine would cover [start, end) for
+ * a PMUCTX_TYPE_RANGE counter of @config (a pmuctx_range_kind, maybe with
+ * PMUCTX_RANGE_EXACT), PAPI's offsets included, without opening one.
+ * pmuctx_counter_range(): an open range counter's range and plan.  Both
+ * fill all of *r; -1 with errno set.
+ */
+int pmuctx_range_plan_query(uint64_t config, uint64_t start, uint64_t end,
+			    struct pmuctx_range *r);
+int pmuctx_counter_range(int fd, struct pmuctx_range *r);
+
+/*
+ * What @err from either of them, or from pmuctx_counter_open() of a
+ * PMUCTX_TYPE_RANGE counter, means.
+ */
+const char *pmuctx_range_strerror(int err);
+
 #endif

@@ -45,8 +45,8 @@ _pmuctx()
 		# After the counted command starts, complete its own words.
 		for ((i++; i < cword; i++)); do
 			case ${words[i]} in
-			-e | -M | --metric-group | -r | -I | -x | -o | -p | -t) ((i++)) ;;
-			--no-inherit | --per-task | --json) ;;
+			-e | -M | --metric-group | -r | -I | -x | -o | -p | -t | --data-range | --range-kind) ((i++)) ;;
+			--no-inherit | --per-task | --json | --exact) ;;
 			--) _command_offset $((i + 1)); return ;;
 			-*) ;;
 			*) _command_offset $i; return ;;
@@ -60,11 +60,14 @@ _pmuctx()
 			_filedir
 		elif [[ $prev == -p || $prev == -t ]]; then
 			_pids
-		elif [[ $prev == -M || $prev == -r || $prev == -I || $prev == -x || $prev == --metric-group ]]; then
+		elif [[ $prev == --range-kind ]]; then
+			COMPREPLY=($(compgen -W 'data data-write data-read insn' -- "$cur"))
+		elif [[ $prev == -M || $prev == -r || $prev == -I || $prev == -x || $prev == --metric-group ||
+			$prev == --data-range ]]; then
 			return
 		elif [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W '-e -M --metric-group -r -I -x --json -o --per-task
-				-p -t --no-inherit --help --' -- "$cur"))
+				-p -t --no-inherit --data-range --range-kind --exact --help --' -- "$cur"))
 		else
 			_command_offset $cword
 		fi
@@ -77,10 +80,31 @@ _pmuctx()
 		fi
 		;;
 	check)
-		COMPREPLY=($(compgen -W "$(_pmuctx_events)" -- "$cur"))
+		if [[ $prev == --range-kind ]]; then
+			COMPREPLY=($(compgen -W 'data data-write data-read insn' -- "$cur"))
+		elif [[ $prev == --range-hw ]]; then
+			COMPREPLY=($(compgen -W "module $(pmuctx range --list-hw 2>/dev/null |
+				awk '/^[^ ]/ { print $1 }')" -- "$cur"))
+		elif [[ $prev == --data-range ]]; then
+			return
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--data-range --range-kind --exact --range-hw --help' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(_pmuctx_events)" -- "$cur"))
+		fi
+		;;
+	range)
+		if [[ $prev == --kind ]]; then
+			COMPREPLY=($(compgen -W 'data data-write data-read insn' -- "$cur"))
+		elif [[ $prev == --range-hw ]]; then
+			COMPREPLY=($(compgen -W "module $(pmuctx range --list-hw 2>/dev/null |
+				awk '/^[^ ]/ { print $1 }')" -- "$cur"))
+		elif [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W '--range-hw --kind --exact --list-hw --help' -- "$cur"))
+		fi
 		;;
 	help)
-		COMPREPLY=($(compgen -W 'stat list check info' -- "$cur"))
+		COMPREPLY=($(compgen -W 'stat list check info range' -- "$cur"))
 		;;
 	esac
 } && complete -F _pmuctx pmuctx

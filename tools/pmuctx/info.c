@@ -5,6 +5,23 @@
 
 #include "cli.h"
 #include "pmuctx_abi.h"
+#include "range_cli.h"
+
+/* What PMUCTX_TYPE_RANGE counters can watch here (Documentation/ranges.rst). */
+static void print_ranges(const struct pmuctx_info *info)
+{
+	char text[192];
+
+	range_kinds_describe(info->range_kinds, text, sizeof(text));
+	printf("address ranges:   %s (user mode; debug registers shared with ptrace and perf)\n", text);
+	range_caps_describe(&info->range_data, text, sizeof(text));
+	printf("  data:           %s\n", text);
+	range_caps_describe(&info->range_insn, text, sizeof(text));
+	printf("  instructions:   %s\n", text);
+	if (info->range_fine_insn_order)
+		printf("  fine mode:      exact instruction ranges within one %llu-byte page\n",
+		       1ULL << info->range_fine_insn_order);
+}
 
 int cmd_info(struct cli *cli, int argc, char **argv)
 {
@@ -26,11 +43,12 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	       info.nr_general, info.general_width, info.nr_fixed, info.fixed_width);
 	if (info.pmu_version)
 		printf("PMU version:      %u\n", info.pmu_version);
-	printf("features:        %s%s%s%s\n",
+	printf("features:        %s%s%s%s%s\n",
 	       info.features & PMUCTX_FEAT_SOFTWARE ? " software" : "",
 	       info.features & PMUCTX_FEAT_HARDWARE ? " hardware" : "",
 	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "",
-	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "");
+	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "",
+	       info.features & PMUCTX_FEAT_ADDR_RANGE ? " address-range" : "");
 	/* a module from before multiplexing leaves the interval 0 */
 	if ((info.features & PMUCTX_FEAT_MULTIPLEX) && info.mux_interval_ms)
 		printf("rotation:         every %u ms when a context has more counters than the PMU\n",
@@ -40,5 +58,7 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 		       (unsigned long long)info.hw_events[0],
 		       (unsigned long long)info.hw_events[1]);
 	printf("software events:  %u\n", info.nr_sw_events);
+	if (info.features & PMUCTX_FEAT_ADDR_RANGE)
+		print_ranges(&info);
 	return 0;
 }

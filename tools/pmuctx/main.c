@@ -30,11 +30,12 @@ struct command {
  */
 static const struct command commands[] = {
 	{ "list", cmd_list, "list [--json] [--all] [PATTERN] | list --details EVENT | list --skipped" },
-	{ "check", cmd_check, "check EVENT..." },
+	{ "check", cmd_check, "check [--data-range START-END [--range-kind KIND] [--exact]] [EVENT...]" },
 	{ "stat", cmd_stat, "stat [-e EVENT[,EVENT|{EVENT,...}]...]... [-M METRIC] [-r N] [-I MS]\n"
-			    "              [-x SEP | --json] [-o FILE] [--per-task] [-p PID | -t TID] [--] [COMMAND]" },
+			    "              [-x SEP | --json] [-o FILE] [--per-task] [-p PID | -t TID]\n"
+			    "              [--data-range START-END [--range-kind KIND] [--exact]] [--] [COMMAND]" },
 	{ "info", cmd_info, "info" },
-	{ "range", cmd_range, "range [--range-hw NAME] [--kind KIND] START-END|START+SIZE | range --list-hw" },
+	{ "range", cmd_range, "range [--range-hw NAME] [--kind KIND] [--exact] START-END|START+SIZE | range --list-hw" },
 };
 
 static void print_usage(FILE *f)

@@ -1,150 +1,216 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pmuctx range: show how an address range would be programmed on a model of
- * the address-match hardware, with PAPI's start and end offsets.  The module
- * cannot be asked for its hardware yet, so the model is a named preset.
+ * pmuctx range: show how an address range would be programmed, with PAPI's
+ * start and end offsets: on this machine's debug registers as the loaded
+ * module plans them (PMUCTX_RANGE_PLAN), or on a named preset of the
+ * address-match hardware of another CPU (the planner libpmuctx carries).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "pmuctx_abi.h"
+#include "range_cli.h"
 #include "range_plan.h"
 
-#define RANGE_USAGE "usage: pmuctx range [--range-hw NAME] [--kind data|data-read|data-write|insn]\n" \
+#define RANGE_USAGE "usage: pmuctx range [--range-hw NAME] [--kind data|data-read|data-write|insn] [--exact]\n" \
 		    "                    START-END | START+SIZE\n" \
 		    "       pmuctx range --list-hw\n"
 
-/* The model a plain "pmuctx range" uses: this machine's own debug registers. */
+/* The loaded module's planner, as --range-hw names it. */
+#define RANGE_MODULE_HW "module"
+
+/* Without the module: the preset of this machine's own architecture. */
 #if defined(__aarch64__)
 #define RANGE_DEFAULT_HW "arm64-watchpoints"
 #else
 #define RANGE_DEFAULT_HW "x86-debugregs"
 #endif
 
-static int parse_u64(const char *s, const char *stop_at, uint64_t *value)
+/* A preset's registers as PMUCTX_INFO would report them, for the shared printers. */
+static void preset_info(const struct pmuctx_range_hw *hw, struct pmuctx_info *info)
 {
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	*value = strtoull(s, &end, 0);
-	if (errno || end == s || (stop_at ? end != stop_at : *end != '\0'))
-		return -1;
-	return 0;
+	memset(info, 0, sizeof(*info));
+	info->features = PMUCTX_FEAT_ADDR_RANGE;
+	info->range_kinds = hw->kinds;
+	info->range_fine_insn_order = hw->fine_insn_order;
+	info->range_data = (struct pmuctx_range_caps) {
+		.nr = hw->data.nr, .min_order = hw->data.min_order,
+		.max_order = hw->data.max_order, .byte_select_order = hw->data.byte_select_order,
+	};
+	info->range_insn = (struct pmuctx_range_caps) {
+		.nr = hw->insn.nr, .min_order = hw->insn.min_order,
+		.max_order = hw->insn.max_order, .byte_select_order = hw->insn.byte_select_order,
+	};
 }
 
-/* "START-END" (END exclusive, as PAPI's start/end) or "START+SIZE". */
-static int parse_range(const char *arg, uint64_t *start, uint64_t *end)
+/* The module has range counters: PMUCTX_INFO says so, and @info has its registers. */
+static int module_ranges(struct pmuctx_info *info)
 {
-	const char *sep = strpbrk(arg, "-+");
-	uint64_t second;
-
-	if (!sep || parse_u64(arg, sep, start) || parse_u64(sep + 1, NULL, &second))
-		return -1;
-	if (*sep == '-') {
-		*end = second;
-		return 0;
-	}
-	if (second > UINT64_MAX - *start)
-		return -1;
-	*end = *start + second;
-	return 0;
+	return !pmuctx_get_info(info) && (info->features & PMUCTX_FEAT_ADDR_RANGE);
 }
 
-static int parse_kind(const char *name, unsigned int *kind)
+static void print_hw(FILE *f, const char *name, const char *desc, const struct pmuctx_info *info)
 {
-	unsigned int k;
+	char text[192];
 
-	for (k = 0; k < PMUCTX_RANGE_NR_KINDS; k++) {
-		if (!strcmp(name, pmuctx_range_kind_name(k))) {
-			*kind = k;
-			return 0;
-		}
-	}
-	return -1;
+	fprintf(f, "%-18s %s\n", name, desc);
+	range_kinds_describe(info->range_kinds, text, sizeof(text));
+	fprintf(f, "%-18s kinds: %s\n", "", text);
+	range_caps_describe(&info->range_data, text, sizeof(text));
+	fprintf(f, "%-18s data: %s\n", "", text);
+	range_caps_describe(&info->range_insn, text, sizeof(text));
+	fprintf(f, "%-18s insn: %s", "", text);
+	if (info->range_fine_insn_order)
+		fprintf(f, "; exact ranges within one %llu-byte page",
+			1ULL << info->range_fine_insn_order);
+	fputc('\n', f);
 }
 
 static void list_hw(FILE *f)
 {
-	unsigned int i, k;
+	struct pmuctx_info info;
+	unsigned int i;
 
+	if (module_ranges(&info))
+		print_hw(f, RANGE_MODULE_HW, "this machine, as the loaded module programs its debug registers",
+			 &info);
 	for (i = 0; pmuctx_range_presets[i]; i++) {
 		const struct pmuctx_range_hw *hw = pmuctx_range_presets[i];
-		const char *sep = "";
 
-		fprintf(f, "%-18s %s\n%-18s kinds: ", hw->name, hw->desc, "");
-		for (k = 0; k < PMUCTX_RANGE_NR_KINDS; k++) {
-			if (hw->kinds & BIT(k)) {
-				fprintf(f, "%s%s", sep, pmuctx_range_kind_name(k));
-				sep = ", ";
-			}
-		}
-		fputc('\n', f);
+		preset_info(hw, &info);
+		print_hw(f, hw->name, hw->desc, &info);
 	}
 }
 
-static const char *block_type_name(unsigned int type)
-{
-	switch (type) {
-	case PMUCTX_RANGE_SPAN_MASK: return "aligned mask";
-	case PMUCTX_RANGE_SPAN_BYTES: return "byte select";
-	case PMUCTX_RANGE_SPAN_FINE: return "fine (exact)";
-	}
-	return "?";
-}
-
-/* The errnos the kernel will return for the same request (Documentation/ranges.rst). */
-static const char *plan_strerror(int ret, const char **errno_name)
-{
-	switch (ret) {
-	case -EINVAL:
-		*errno_name = "EINVAL";
-		return "empty or inverted range";
-	case -EOPNOTSUPP:
-		*errno_name = "EOPNOTSUPP";
-		return "this hardware cannot restrict that kind of access";
-	case -ERANGE:
-		*errno_name = "ERANGE";
-		return "no plan within this hardware's registers contains the range";
-	}
-	*errno_name = "?";
-	return strerror(-ret);
-}
-
-static void print_plan(const struct pmuctx_range_plan *p, uint64_t start, uint64_t end)
+/* A planner plan as PMUCTX_RANGE_PLAN returns one. */
+static void plan_to_range(const struct pmuctx_range_plan *p, struct pmuctx_range *r)
 {
 	unsigned int i;
 
-	printf("Requested Start Address: 0x%016" PRIx64 "; Start Offset: 0x%" PRIx64
-	       "; Actual Start Address: 0x%016" PRIx64 "\n", start, p->start_off, p->start);
-	printf("Requested End Address  : 0x%016" PRIx64 "; End Offset  : 0x%" PRIx64
-	       "; Actual End Address  : 0x%016" PRIx64 "\n", end, p->end_off, p->end);
-	printf("Registers              : %u\n", p->nr_blocks);
-	for (i = 0; i < p->nr_blocks; i++) {
-		const struct pmuctx_range_block *b = &p->blocks[i];
-
-		printf("  [%u] 0x%016" PRIx64 "-0x%016" PRIx64 " %s", i, b->base,
-		       b->base + b->size, block_type_name(b->type));
-		if (b->type == PMUCTX_RANGE_SPAN_MASK)
-			printf(" 2^%u", b->order);
-		else
-			printf(" %" PRIu64 " bytes", b->size);
-		putchar('\n');
+	r->nr_spans = p->nr_blocks;
+	r->start_off = p->start_off;
+	r->end_off = p->end_off;
+	for (i = 0; i < p->nr_blocks && i < PMUCTX_RANGE_MAX_SPANS; i++) {
+		r->spans[i].base = p->blocks[i].base;
+		r->spans[i].size = p->blocks[i].size;
+		r->spans[i].order = p->blocks[i].order;
+		r->spans[i].type = p->blocks[i].type;
 	}
+}
+
+/* What the module would answer, on a preset: 0 or a negative errno. */
+static int preset_plan(const struct pmuctx_range_hw *hw, const struct range_request *rq,
+		       struct pmuctx_range *r)
+{
+	struct pmuctx_range_plan plan;
+	int ret = pmuctx_range_plan(hw, rq->start, rq->end, rq->kind, &plan);
+
+	memset(r, 0, sizeof(*r));
+	r->size = sizeof(*r);
+	r->config = range_config(rq);
+	r->start = rq->start;
+	r->end = rq->end;
+	if (ret)
+		return ret;
+	plan_to_range(&plan, r);
+	if (rq->exact && (plan.start_off || plan.end_off))
+		return -ERANGE;
+	return 0;
+}
+
+static const char *errno_name(int err)
+{
+	switch (err) {
+	case EINVAL: return "EINVAL";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ERANGE: return "ERANGE";
+	case EBUSY: return "EBUSY";
+	case ENOENT: return "ENOENT";
+	case ENOTTY: return "ENOTTY";
+	}
+	return "error";
+}
+
+int range_report(FILE *f, const struct range_request *rq, const char *hw_name)
+{
+	const struct pmuctx_range_hw *hw = NULL;
+	struct pmuctx_range r, closest;
+	struct pmuctx_info info;
+	const char *why_preset = NULL;
+	int use_module = 0, err = 0;
+	char why[512];
+
+	if (hw_name && strcmp(hw_name, RANGE_MODULE_HW)) {
+		hw = pmuctx_range_hw_find(hw_name);
+		if (!hw) {
+			fprintf(stderr, "pmuctx: unknown range hardware '%s'; these are known:\n", hw_name);
+			list_hw(stderr);
+			return 2;
+		}
+	} else if (module_ranges(&info)) {
+		use_module = 1;
+	} else if (hw_name) {
+		/* asked for the module by name: no quiet fallback to a model */
+		fprintf(f, "Range hardware         : %s\n", RANGE_MODULE_HW);
+		fprintf(f, "Error                  : %s\n", pmuctx_device() < 0 ?
+			pmuctx_range_strerror(errno) : "the loaded module cannot count address ranges");
+		return 1;
+	} else {
+		if (pmuctx_device() >= 0)
+			why_preset = "the loaded module cannot count address ranges";
+		else if (errno == ENOENT)
+			why_preset = "the module is not loaded";
+		else
+			why_preset = "/dev/pmuctx cannot be opened";
+		hw = pmuctx_range_hw_find(RANGE_DEFAULT_HW);
+	}
+
+	if (use_module)
+		fprintf(f, "Range hardware         : this machine (module)\n");
+	else
+		fprintf(f, "Range hardware         : %s (%s%s)\n", hw->name,
+			why_preset ? "default preset for this machine's architecture: " :
+				     "preset chosen by --range-hw",
+			why_preset ? why_preset : "");
+	fprintf(f, "Range kind             : %s%s\n", pmuctx_range_kind_name(rq->kind),
+		rq->exact ? " (exact)" : "");
+
+	if (use_module) {
+		if (pmuctx_range_plan_query(range_config(rq), rq->start, rq->end, &r))
+			err = errno;
+	} else {
+		err = -preset_plan(hw, rq, &r);
+		preset_info(hw, &info);
+	}
+	if (err) {
+		const struct pmuctx_range *best = NULL;
+
+		if (err == ERANGE && rq->exact) {
+			struct range_request loose = *rq;
+
+			loose.exact = 0;
+			if (use_module ? !pmuctx_range_plan_query(range_config(&loose), rq->start,
+								  rq->end, &closest) :
+					 !preset_plan(hw, &loose, &closest))
+				best = &closest;
+		}
+		range_explain_with(err, rq, &info, use_module ? "this CPU" : hw->name, best,
+				   why, sizeof(why));
+		fprintf(f, "Error                  : %s: %s\n", errno_name(err), why);
+		return 1;
+	}
+	range_print_plan(f, "", &r, 1);
+	return 0;
 }
 
 int cmd_range(struct cli *cli, int argc, char **argv)
 {
+	struct range_request rq = { .kind = PMUCTX_RANGE_DATA };
 	const char *hw_name = NULL, *range = NULL;
-	unsigned int kind = PMUCTX_RANGE_DATA;
-	const struct pmuctx_range_hw *hw;
-	struct pmuctx_range_plan plan;
-	uint64_t start, end;
-	int i, ret;
+	int i;
 
 	(void)cli;
 	for (i = 1; i < argc; i++) {
@@ -154,11 +220,13 @@ int cmd_range(struct cli *cli, int argc, char **argv)
 		} else if (!strcmp(argv[i], "--range-hw") && i + 1 < argc) {
 			hw_name = argv[++i];
 		} else if (!strcmp(argv[i], "--kind") && i + 1 < argc) {
-			if (parse_kind(argv[++i], &kind)) {
+			if (range_parse_kind(argv[++i], &rq.kind)) {
 				fprintf(stderr, "pmuctx range: unknown kind '%s'\n" RANGE_USAGE,
 					argv[i]);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--exact")) {
+			rq.exact = 1;
 		} else if (argv[i][0] != '-' && !range) {
 			range = argv[i];
 		} else {
@@ -170,29 +238,9 @@ int cmd_range(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, RANGE_USAGE);
 		return 2;
 	}
-	if (parse_range(range, &start, &end)) {
+	if (range_parse(range, &rq.start, &rq.end)) {
 		fprintf(stderr, "pmuctx range: '%s' is not START-END or START+SIZE\n", range);
 		return 2;
 	}
-	hw = pmuctx_range_hw_find(hw_name ? hw_name : RANGE_DEFAULT_HW);
-	if (!hw) {
-		fprintf(stderr, "pmuctx range: unknown hardware '%s'; these are known:\n", hw_name);
-		list_hw(stderr);
-		return 2;
-	}
-
-	printf("Range hardware         : %s (%s; the module cannot report its own yet)\n",
-	       hw->name, hw_name ? "preset chosen by --range-hw" :
-	       "default preset for this machine's architecture");
-	printf("Range kind             : %s\n", pmuctx_range_kind_name(kind));
-	ret = pmuctx_range_plan(hw, start, end, kind, &plan);
-	if (ret) {
-		const char *errno_name;
-		const char *why = plan_strerror(ret, &errno_name);
-
-		printf("Error                  : %s: %s\n", errno_name, why);
-		return 1;
-	}
-	print_plan(&plan, start, end);
-	return 0;
+	return range_report(stdout, &rq, hw_name);
 }

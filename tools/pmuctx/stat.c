@@ -27,6 +27,7 @@ static const char default_events[] = "task-clock,context-switches,cpu-migrations
 static const char usage_text[] =
 	"usage: pmuctx stat [-e EVENT[,EVENT|{EVENT,...}]...]... [-M METRIC[,...]] [--metric-group GROUP]\n"
 	"                   [-r N] [-I MS] [-x SEP | --json] [-o FILE] [--per-task] [--no-inherit]\n"
+	"                   [--data-range START-END|START+SIZE [--range-kind KIND] [--exact]]\n"
 	"                   [-p PID[,PID] | -t TID[,TID]] [--] [COMMAND [ARGS]]\n";
 
 static int stat_usage(const char *why, const char *arg)
@@ -371,7 +372,9 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 {
 	static struct stat st;
 	const char *events[32], *metrics[16], *output = NULL, *v;
+	const char *data_range = NULL, *range_kind = NULL;
 	int n_events = 0, n_metrics = 0, metric_group[16], argi, i, ret = 0, run;
+	struct range_request rq = { .kind = PMUCTX_RANGE_DATA };
 	char err[512];
 
 	memset(&st, 0, sizeof(st));
@@ -439,6 +442,19 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 			if (add_targets(&st.o, v, process))
 				return 2;
 			st.o.target_desc = process ? "process" : "thread";
+		} else if (is_opt(a, NULL, "--data-range")) {
+			v = opt_value(argc, argv, &argi, NULL, "--data-range");
+			if (!v)
+				return stat_usage("--data-range needs START-END or START+SIZE", NULL);
+			if (data_range)
+				return stat_usage("one --data-range; more ranges with -e range:KIND@START-END", NULL);
+			data_range = v;
+		} else if (is_opt(a, NULL, "--range-kind")) {
+			range_kind = opt_value(argc, argv, &argi, NULL, "--range-kind");
+			if (!range_kind || range_parse_kind(range_kind, &rq.kind))
+				return stat_usage("--range-kind takes insn, data, data-write or data-read", range_kind);
+		} else if (!strcmp(a, "--exact")) {
+			rq.exact = 1;
 		} else {
 			return stat_usage("unknown option", a);
 		}
@@ -449,6 +465,10 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 		return stat_usage("-x and --json cannot be combined", NULL);
 	if (st.o.repeat > 1 && st.o.n_targets)
 		return stat_usage("-r repeats a command: it cannot be combined with -p or -t", NULL);
+	if ((range_kind || rq.exact) && !data_range)
+		return stat_usage("--range-kind and --exact go with --data-range", NULL);
+	if (data_range && range_parse(data_range, &rq.start, &rq.end))
+		return stat_usage("--data-range is not START-END or START+SIZE", data_range);
 
 	st.evdb = cli_evdb(cli);
 	if (!st.evdb)
@@ -469,6 +489,21 @@ int cmd_stat(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "pmuctx stat: %s\n", err);
 		return 1;
 	}
+	if (data_range) {
+		char name[32];
+
+		/* named by its kind, as a PAPI event set names its events */
+		snprintf(name, sizeof(name), RANGE_EVENT_PREFIX "%s", range_kind_name(rq.kind));
+		if (stat_add_range(&st, &rq, name, err, sizeof(err))) {
+			fprintf(stderr, "pmuctx stat: %s\n", err);
+			return 2;
+		}
+	}
+	if (stat_plan_ranges(&st))
+		return 1;
+	/* the table has the plans in its header; CSV and JSON keep them out of their lines */
+	if (st.o.format != FMT_STD)
+		stat_print_ranges(&st, stderr, "# ");
 	if (output) {
 		st.o.out = fopen(output, "w");
 		if (!st.o.out) {

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "pmuctx_abi.h"
+#include "range_cli.h"
 
 #define STAT_MAX_COUNTERS	64
 #define STAT_MAX_ITEMS		64
@@ -43,6 +44,10 @@ struct stat_counter {
 	struct pmuctx_slice_stats slices;
 	uint64_t prev_value, prev_enabled, prev_running;	/* at the last interval */
 	struct pmuctx_slice_stats prev_slices;
+	/* PMUCTX_TYPE_RANGE (info.enc.type): the range asked for, and its plan here */
+	struct range_request range;
+	struct pmuctx_range plan;
+	int have_plan;
 };
 
 enum stat_item_kind { ITEM_COUNTER, ITEM_DERIVED, ITEM_METRIC };
@@ -108,6 +113,9 @@ struct stat {
 int stat_parse_events(struct stat *st, const char *list, char *err, size_t err_len);
 int stat_add_metrics(struct stat *st, const char *list, int by_group, char *err, size_t err_len);
 int stat_split_list(const char *list, char **out, int max, char *err, size_t err_len);
+int stat_add_range(struct stat *st, const struct range_request *rq, const char *name,
+		   char *err, size_t err_len);
+int stat_plan_ranges(struct stat *st);
 int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enable_on_exec);
 void stat_close_counters(struct stat *st, int n_targets);
 void stat_read_counters(struct stat *st, int n_targets);
@@ -121,5 +129,7 @@ void stat_print_header(struct stat *st);
 void stat_print_items(struct stat *st, double ts);
 void stat_print_footer(struct stat *st);
 void stat_print_per_task(struct stat *st);
+/* Each range counter's plan, PAPI's lines, every line after @prefix; how many. */
+int stat_print_ranges(struct stat *st, FILE *f, const char *prefix);
 
 #endif

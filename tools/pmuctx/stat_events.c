@@ -2,10 +2,12 @@
 /*
  * pmuctx stat: from -e and -M to counters, and from counters to values.
  *
- * Every -e name is a native event string, a derived (PAPI) event or a
- * {group}; derived events and metrics add the native counters they need,
- * shared and hidden unless also asked for.  A counter the kernel refuses
- * is marked <not supported> or <not counted> and the others go on.
+ * Every -e name is a native event string, a derived (PAPI) event, an
+ * address range (range:KIND@START-END) or a {group}; derived events and
+ * metrics add the native counters they need, shared and hidden unless also
+ * asked for.  A counter the kernel refuses is marked <not supported> or
+ * <not counted> and the others go on; a range the kernel refuses stops
+ * the run instead (stat_open_counters()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -175,11 +177,78 @@ static int add_derived(struct stat *st, const char *name, int didx, char *err, s
 	return 0;
 }
 
+static int is_range(const struct stat_counter *c)
+{
+	return c->info.enc.type == PMUCTX_TYPE_RANGE;
+}
+
+/*
+ * A range counter (--data-range, -e range:...), shown as @name.  Its
+ * info says what it is for the lines that print every counter: type,
+ * config, and the event string that asks for it again.
+ */
+int stat_add_range(struct stat *st, const struct range_request *rq, const char *name,
+		   char *err, size_t err_len)
+{
+	struct pmuctx_event_info info;
+	int idx;
+
+	memset(&info, 0, sizeof(info));
+	range_event_string(rq, info.fstr, sizeof(info.fstr));
+	if (rq->start >= rq->end) {
+		snprintf(err, err_len, "%s: empty or inverted range", info.fstr);
+		return -1;
+	}
+	info.enc.type = PMUCTX_TYPE_RANGE;
+	info.enc.config = range_config(rq);
+	info.pmu = "range";
+	info.name = range_kind_name(rq->kind);
+	info.desc = "";
+	info.event_index = -1;
+	idx = new_counter(st, name, &info, -1, err, err_len);
+	if (idx < 0)
+		return -1;
+	st->c[idx].range = *rq;
+	/* the range is the request itself: no privilege level to fall back from */
+	st->c[idx].explicit_mods = 1;
+	if (new_item(st, ITEM_COUNTER, name, err, err_len) < 0)
+		return -1;
+	st->it[st->n_items - 1].counter = idx;
+	return 0;
+}
+
+/*
+ * Ask the module for each range's plan before anything runs: a range it
+ * cannot cover is known before the command starts, and the plan can head
+ * the output (-I prints its header first).  -1 when one is refused.
+ */
+int stat_plan_ranges(struct stat *st)
+{
+	int i;
+
+	for (i = 0; i < st->n_counters; i++) {
+		struct stat_counter *c = &st->c[i];
+		char why[512];
+
+		if (!is_range(c) || c->have_plan)
+			continue;
+		if (pmuctx_range_plan_query(c->info.enc.config, c->range.start, c->range.end,
+					    &c->plan)) {
+			range_explain(errno, &c->range, why, sizeof(why));
+			fprintf(stderr, "pmuctx: %s (%s): %s\n", c->name, c->info.fstr, why);
+			return -1;
+		}
+		c->have_plan = 1;
+	}
+	return 0;
+}
+
 /* One -e entry: a group, a derived event or a native event. */
 static int add_event(struct stat *st, char *spec, char *err, size_t err_len)
 {
 	int didx, i, n, leader = -1, idx;
 	char *members[32], *mods = NULL;
+	struct range_request rq;
 
 	if (*spec == '{') {
 		char *close = strrchr(spec, '}');
@@ -198,6 +267,16 @@ static int add_event(struct stat *st, char *spec, char *err, size_t err_len)
 		n = stat_split_list(spec + 1, members, 32, err, err_len);
 		if (n < 0)
 			return -1;
+		/* a group shares the PMU's turns; a range counter is not on the PMU */
+		for (i = 0; i < n; i++)
+			if (!strncmp(members[i], RANGE_EVENT_PREFIX, strlen(RANGE_EVENT_PREFIX)))
+				break;
+		if (i < n) {
+			snprintf(err, err_len, "%s: a range counter cannot be a group member", members[i]);
+			for (i = 0; i < n; i++)
+				free(members[i]);
+			return -1;
+		}
 		for (i = 0; i < n; i++) {
 			char full[STAT_NAME_MAX];
 
@@ -214,6 +293,12 @@ static int add_event(struct stat *st, char *spec, char *err, size_t err_len)
 			st->it[st->n_items - 1].counter = idx;
 		}
 		return 0;
+	}
+	switch (range_parse_event(spec, &rq, err, err_len)) {
+	case 1:
+		return stat_add_range(st, &rq, spec, err, err_len);
+	case -1:
+		return -1;
 	}
 	didx = pmuctx_evdb_find_derived(st->evdb, spec);
 	if (didx >= 0)
@@ -370,6 +455,8 @@ static int open_one(struct stat_counter *c, int leader_fd, pid_t target, uint64_
 		.config = c->info.enc.config,
 		.read_format = c->read_format,
 		.flags = flags,
+		.range_start = is_range(c) ? c->range.start : 0,
+		.range_end = is_range(c) ? c->range.end : 0,
 	};
 
 	if (c->info.enc.exclude_user)
@@ -471,6 +558,17 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 				c->fd[t] = open_target(st, c, leader ? leader->fd[t] : -1, targets[t],
 						       flags, !t);
 			}
+			if (c->fd[t] < 0 && is_range(c)) {
+				/*
+				 * A range is about this program: counting on
+				 * without it would answer nothing that was asked.
+				 */
+				char why[512];
+
+				range_explain(errno, &c->range, why, sizeof(why));
+				fprintf(stderr, "pmuctx: %s (%s): %s\n", c->name, c->info.fstr, why);
+				return -1;
+			}
 			if (c->fd[t] < 0) {
 				c->open_errno = errno;
 				c->status = status_of(errno);
@@ -482,6 +580,9 @@ int stat_open_counters(struct stat *st, pid_t *targets, int n_targets, int enabl
 				break;
 			}
 		}
+		/* the counter's own plan: the one its registers hold */
+		if (is_range(c) && !c->open_errno && !pmuctx_counter_range(c->fd[0], &c->plan))
+			c->have_plan = 1;
 	}
 	st->error_column = 0;
 	for (i = 0; i < st->n_counters; i++)

@@ -369,6 +369,27 @@ static void print_json(struct stat *st, const struct stat_item *it, double ts, d
 	fprintf(f, "}\n");
 }
 
+int stat_print_ranges(struct stat *st, FILE *f, const char *prefix)
+{
+	char indent[16];
+	int i, printed = 0;
+
+	snprintf(indent, sizeof(indent), "%s  ", prefix);
+	for (i = 0; i < st->n_counters; i++) {
+		struct stat_counter *c = &st->c[i];
+
+		if (c->info.enc.type != PMUCTX_TYPE_RANGE || !c->have_plan)
+			continue;
+		if (strcmp(c->name, c->info.fstr))
+			fprintf(f, "%s%s (%s):\n", prefix, c->name, c->info.fstr);
+		else
+			fprintf(f, "%s%s:\n", prefix, c->name);
+		range_print_plan(f, indent, &c->plan, 0);
+		printed++;
+	}
+	return printed;
+}
+
 void stat_print_header(struct stat *st)
 {
 	FILE *f = st->o.out;
@@ -378,6 +399,7 @@ void stat_print_header(struct stat *st)
 	if (st->o.format != FMT_STD)
 		return;
 	if (st->o.interval_ms) {
+		stat_print_ranges(st, f, "# ");
 		fprintf(f, "#           time             counts unit events\n");
 		return;
 	}
@@ -395,6 +417,9 @@ void stat_print_header(struct stat *st)
 	if (st->o.repeat > 1)
 		fprintf(f, " (%d runs)", st->o.repeat);
 	fprintf(f, "%s:\n\n", st->o.inherit ? " (inherited)" : "");
+	/* what a range counter counted, as PAPI reports it: before its count */
+	if (stat_print_ranges(st, f, " "))
+		fputc('\n', f);
 }
 
 void stat_print_items(struct stat *st, double ts)
@@ -519,10 +544,20 @@ void stat_print_footer(struct stat *st)
 		if (cs.tree_rotations)
 			fprintf(f, ", %llu rotations", (unsigned long long)cs.tree_rotations);
 		fputc('\n', f);
-		if (cs.inherit_failed)
+		if (cs.inherit_failed && st->c[i].info.enc.type != PMUCTX_TYPE_RANGE)
 			fprintf(f, " %llu clones could not be allocated: their counts are missing\n",
 				(unsigned long long)cs.inherit_failed);
 		break;
+	}
+	/* a clone that found the debug registers taken counts nothing */
+	for (i = 0; i < st->n_counters; i++) {
+		struct pmuctx_ctx_stats cs;
+
+		if (st->c[i].info.enc.type != PMUCTX_TYPE_RANGE || st->c[i].open_errno ||
+		    st->c[i].fd[0] < 0 || pmuctx_counter_stats(st->c[i].fd[0], &cs) || !cs.inherit_failed)
+			continue;
+		fprintf(f, " %s: %llu inherited copies could not watch the range (debug registers held by a debugger or perf, or no memory): their tasks' accesses are missing\n",
+			st->c[i].name, (unsigned long long)cs.inherit_failed);
 	}
 	fprintf(f, "\n %17.9f seconds time elapsed", mean);
 	if (st->runs > 1) {

@@ -362,6 +362,101 @@ static void test_multiplexed(void)
 	   "-I: value, running and slice sums differenced, 128-bit borrows:\n%s", out);
 }
 
+/* Address ranges in event lists and --data-range, before any kernel. */
+static void test_ranges(void)
+{
+	struct range_request rq = { PMUCTX_RANGE_DATA_WRITE, 0, 0x1000, 0x1000 };
+	static struct stat st;
+	char err[512] = "";
+	int n;
+
+	memset(&st, 0, sizeof(st));
+	st.evdb = open_qemu();
+	ok(!stat_parse_events(&st, "task-clock,range:data@0x4a9340+32,range:insn@0x401860+1:exact", err,
+			      sizeof(err)) && st.n_counters == 3 && st.n_items == 3 &&
+	   st.c[1].info.enc.type == PMUCTX_TYPE_RANGE && st.c[1].info.enc.config == PMUCTX_RANGE_DATA &&
+	   st.c[1].range.start == 0x4a9340 && st.c[1].range.end == 0x4a9360 &&
+	   !strcmp(st.c[1].name, "range:data@0x4a9340+32") &&
+	   !strcmp(st.c[1].info.fstr, "range:data@0x4a9340-0x4a9360") &&
+	   st.c[2].info.enc.config == (PMUCTX_RANGE_INSN | PMUCTX_RANGE_EXACT),
+	   "-e range:KIND@RANGE: a range counter named as typed (%s)", err);
+	ok(st.c[1].explicit_mods, "a range never falls back to :u");
+	n = st.n_counters;
+	ok(stat_parse_events(&st, "{task-clock,range:data@0x1000+8}", err, sizeof(err)) &&
+	   strstr(err, "a range counter cannot be a group member") && st.n_counters == n,
+	   "a range in a group is refused: %s", err);
+	ok(stat_parse_events(&st, "range:data@0x2000-0x1000", err, sizeof(err)) &&
+	   strstr(err, "range:data@0x2000-0x1000: empty or inverted range"), "inverted: %s", err);
+	ok(stat_parse_events(&st, "range:bogus@0x1000+8", err, sizeof(err)) &&
+	   strstr(err, "unknown kind 'bogus'"), "unknown kind: %s", err);
+	ok(stat_add_range(&st, &rq, "range:data-write", err, sizeof(err)) &&
+	   strstr(err, "empty or inverted range"), "--data-range START+0: %s", err);
+	rq.end = 0x1008;
+	ok(!stat_add_range(&st, &rq, "range:data-write", err, sizeof(err)) &&
+	   !strcmp(st.it[st.n_items - 1].name, "range:data-write") &&
+	   st.c[st.n_counters - 1].info.enc.config == PMUCTX_RANGE_DATA_WRITE,
+	   "--data-range: a range counter named range:KIND (%s)", err);
+	pmuctx_evdb_close(st.evdb);
+}
+
+/*
+ * A --data-range run as it would print: the plan (widened by a byte at
+ * the start) in the table's header, the count on its line.
+ */
+static char *capture_range(enum stat_format fmt)
+{
+	struct range_request rq = { PMUCTX_RANGE_DATA, 0, 0x4a9341, 0x4a9360 };
+	static struct stat st;
+	FILE *f = tmpfile();
+	char err[256];
+
+	memset(&st, 0, sizeof(st));
+	st.evdb = open_qemu();
+	st.o.out = f;
+	st.o.format = fmt;
+	st.o.sep = ",";
+	st.o.repeat = 1;
+	st.o.inherit = 1;
+	st.child = 1;
+	st.cmd_argc = 1;
+	st.cmd_argv = (char *[]) { "./range_target", NULL };
+	if (stat_parse_events(&st, "task-clock", err, sizeof(err)) ||
+	    stat_add_range(&st, &rq, "range:data", err, sizeof(err)))
+		diag("parse: %s", err);
+	st.c[1].plan = (struct pmuctx_range) {
+		.size = sizeof(st.c[1].plan), .nr_spans = 4, .start = rq.start, .end = rq.end,
+		.start_off = 1,
+	};
+	st.c[1].have_plan = 1;
+	st.c[0].value = st.c[0].enabled = st.c[0].running = 1000000;
+	st.c[1].value = 6000;
+	st.c[1].enabled = st.c[1].running = 1000000;
+	st.elapsed = 0.002;
+	stat_compute_items(&st, 0);
+	stat_accumulate(&st);
+	stat_print_header(&st);
+	stat_print_items(&st, -1);
+	pmuctx_evdb_close(st.evdb);
+	return slurp(f);
+}
+
+static void test_range_output(void)
+{
+	char *out = capture_range(FMT_STD);
+
+	ok(strstr(out, "\n range:data (range:data@0x4a9341-0x4a9360):\n"
+		       "   Requested Start Address: 0x00000000004a9341; Start Offset: 0x1; "
+		       "Actual Start Address: 0x00000000004a9340\n"
+		       "   Requested End Address  : 0x00000000004a9360; End Offset  : 0x0; "
+		       "Actual End Address  : 0x00000000004a9360\n"
+		       "   Registers              : 4\n\n") &&
+	   strstr(out, "              6000      range:data") && !strstr(out, "range:data  #"),
+	   "table: the plan in the header, PAPI's wording; the count on its line, no rate:\n%s", out);
+	out = capture_range(FMT_CSV);
+	ok(strstr(out, "6000,,range:data,1000000,100.00,,\n") && !strstr(out, "Requested"),
+	   "-x: the count's line, and no plan among the fields:\n%s", out);
+}
+
 int main(void)
 {
 	test_split();
@@ -374,5 +469,7 @@ int main(void)
 	test_events();
 	test_formats();
 	test_multiplexed();
+	test_ranges();
+	test_range_output();
 	return done_testing();
 }
