@@ -514,6 +514,9 @@ long pmuctx_range_ioctl_plan(struct pmuctx_range __user *ur)
 	err = pmuctx_range_copy_in(&r, ur);
 	if (err)
 		return err;
+	/* What a counter would program: it watches user addresses only. */
+	if (r.end > TASK_SIZE_MAX)
+		return -EINVAL;
 	err = pmuctx_range_plan_for(r.config, r.start, r.end, &plan);
 	if (err)
 		return err;

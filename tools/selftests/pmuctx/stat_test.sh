@@ -227,17 +227,21 @@ RT=$(dirname "$0")/range_target
 N_RANGE=17
 if ! $P info | grep -q '^address ranges:'; then
 	i=0; while [ $i -lt $N_RANGE ]; do skip "address ranges: the module has no PMUCTX_FEAT_ADDR_RANGE"; i=$((i + 1)); done
-elif [ "$(uname -m)" != x86_64 ]; then
-	# not run on arm64 yet: its watchpoints, data-read and 4-byte
-	# breakpoints want their own expectations, checked in a VM first
-	i=0; while [ $i -lt $N_RANGE ]; do skip "address ranges: checked on x86_64 only so far"; i=$((i + 1)); done
 else
+	# x86_64: DR0-DR3, no loads-only watchpoint, execute breakpoints of one
+	# byte; arm64 (QEMU -cpu max): 4 watchpoints with loads-only, 4-byte
+	# A64 breakpoints
+	if [ "$(uname -m)" = x86_64 ]; then
+		kinds='insn, data, data-write' insn_len=1
+	else
+		kinds='insn, data, data-write, data-read' insn_len=4
+	fi
 	# "words 0x... hit 0x..."
 	read -r _ words _ hit <<-EOF
 	$($RT where)
 	EOF
 	check "info shows the debug registers" \
-		"$P info > '$T/info' && grep -q '^address ranges:   insn, data, data-write' '$T/info' &&
+		"$P info > '$T/info' && grep -q '^address ranges:   $kinds (' '$T/info' &&
 		 grep -q '^  data: *4 registers, each 1, 2, 4 or 8 aligned bytes' '$T/info'"
 	check "range plans with the module" \
 		"$P range $words+32 > '$T/plan' && grep -q '^Range hardware *: this machine (module)' '$T/plan' &&
@@ -256,7 +260,7 @@ else
 	$P stat --data-range $words+8 --range-kind data-write -x, -o "$T/r" -- $RT run 1000 500 7 2>/dev/null
 	v=$(field "$T/r" range:data-write 1)
 	check "--range-kind data-write counts the 1000 stores only ($v)" "[ '$v' = 1000 ]"
-	$P stat --data-range $hit+1 --range-kind insn -x, -o "$T/r" -- $RT run 1000 500 7 2>/dev/null
+	$P stat --data-range $hit+$insn_len --range-kind insn -x, -o "$T/r" -- $RT run 1000 500 7 2>/dev/null
 	v=$(field "$T/r" range:insn 1)
 	check "--range-kind insn counts the 7 calls of range_target_hit ($v)" "[ '$v' = 7 ]"
 	$P stat -e range:data@$words+8 -x, -o "$T/r" -- $RT run 1000 500 7 fork 2>/dev/null
@@ -286,9 +290,15 @@ else
 	check "--exact refuses a widened plan and says by how much" \
 		"$P stat --data-range $((words + 1))-$((words + 32)) --exact -- true 2> '$T/err'; [ \$? -eq 1 ] &&
 		 grep -q 'no exact plan: the closest one also counts 0x1 byte before and 0x0 after' '$T/err'"
-	check "x86 has no read-only watchpoints: EOPNOTSUPP says which kinds it has" \
-		"$P stat --data-range $words+8 --range-kind data-read -- true 2> '$T/err'; [ \$? -eq 1 ] &&
-		 grep -q 'cannot watch kind data-read (they watch: insn, data, data-write)' '$T/err'"
+	if [ "$(uname -m)" = x86_64 ]; then
+		check "x86 has no read-only watchpoints: EOPNOTSUPP says which kinds it has" \
+			"$P stat --data-range $words+8 --range-kind data-read -- true 2> '$T/err'; [ \$? -eq 1 ] &&
+			 grep -q 'cannot watch kind data-read (they watch: insn, data, data-write)' '$T/err'"
+	else
+		$P stat --data-range $words+8 --range-kind data-read -x, -o "$T/r" -- $RT run 1000 500 7 2>/dev/null
+		v=$(field "$T/r" range:data-read 1)
+		check "--range-kind data-read counts the 500 loads only ($v)" "[ '$v' = 500 ]"
+	fi
 	check "a second range that finds the registers taken: EBUSY names who may hold them" \
 		"$P stat -e range:data@$words+32,range:data@$words+8 -- true 2> '$T/err'; [ \$? -eq 1 ] &&
 		 grep -q 'range:data@$words+8 .*the debug registers are in use' '$T/err'"

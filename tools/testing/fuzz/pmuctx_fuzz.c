@@ -1663,10 +1663,14 @@ static void op_range(struct stream *s, unsigned char *b)
 			rq->start = a.range_start;
 			rq->end = a.range_end;
 		}
-		/* Planning is arithmetic: any address may be planned. */
+		/* Planned as a counter would be: user addresses only. */
 		if (size >= min) {
 			unsigned int kind = a.config & PMUCTX_RANGE_KIND_MASK;
 
+			if (a.range_end >= 1ULL << 48)
+				need(&e, EINVAL);
+			else if (a.range_end > (1ULL << 47) - 4096)
+				allow(&e, EINVAL);
 			if ((a.config & ~PMUCTX_RANGE_CONFIG_ALL) ||
 			    kind >= PMUCTX_RANGE_NR_KINDS || a.range_start >= a.range_end)
 				need(&e, EINVAL);
