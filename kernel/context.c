@@ -232,7 +232,19 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 	ctx->rebase = (ctx->nr_fault_counters ? PMUCTX_REBASE_FAULTS : 0) |
 		      (ctx->nr_migration_counters ?
 		       PMUCTX_REBASE_MIGRATIONS : 0) |
-		      (ctx->nr_range ? PMUCTX_REBASE_RANGES : 0);
+		      (ctx->nr_range ? PMUCTX_REBASE_RANGES : 0) |
+		      (ctx->nr_mapped ? PMUCTX_REBASE_PAGES : 0);
+}
+
+/* A self-read page joined (@delta 1) or left (-1) @ctx.  ctx->lock held. */
+void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta)
+{
+	lockdep_assert_held(&ctx->lock);
+	ctx->nr_mapped += delta;
+	if (ctx->nr_mapped)
+		ctx->rebase |= PMUCTX_REBASE_PAGES;
+	else
+		ctx->rebase &= ~PMUCTX_REBASE_PAGES;
 }
 
 /*
@@ -336,7 +348,7 @@ static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 		pmuctx_counter_fold_into_parent(c);
 		pmuctx_ctx_lock_irq(ctx);
 		if (c->user_page)
-			ctx->nr_mapped--;
+			pmuctx_ctx_mapped(ctx, -1);
 		pmuctx_mux_forget(ctx, c);
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);

@@ -68,8 +68,10 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 		kfree(c->fam->range_plan);
 		kfree(c->fam);
 	}
-	if (c->user_page)
+	if (c->user_page) {
+		set_page_private(c->user_page, 0);	/* a swap's adjustment */
 		__free_page(c->user_page);
+	}
 	if (c->attr.type == PMUCTX_TYPE_RANGE)
 		pmuctx_range_put_watch(c->range);
 	if (c->parent)
@@ -396,7 +398,7 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	pmuctx_counter_set_enabled(c, false, clk);
 	pmuctx_mux_forget(ctx, c);
 	if (c->user_page)
-		ctx->nr_mapped--;
+		pmuctx_ctx_mapped(ctx, -1);
 	/*
 	 * Its count is in @base now: the task's debug registers are free for
 	 * the next user as soon as this returns (close() included).

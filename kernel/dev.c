@@ -939,6 +939,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		err = -ENOMEM;
 		goto unpin;
 	}
+	set_page_private(spare, 0);	/* the count's adjustment (overflow.c) */
 
 	/*
 	 * mmap_lock is held here, and read() may fault under ctx->mutex:
@@ -951,7 +952,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	} else if (!inst->user_page) {
 		inst->user_page = spare;
 		spare = NULL;
-		ctx->nr_mapped++;
+		pmuctx_ctx_mapped(ctx, 1);
 		/* Reload to grant EL0 access, which only mapped contexts get. */
 		if (ctx->loaded_cpu == smp_processor_id()) {
 			pmuctx_hw->unload(ctx);

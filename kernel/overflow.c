@@ -166,15 +166,25 @@ void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
  * valid only while the context is loaded on the CPU it runs on, and a
  * migration or reload in the middle of its read changes @lock.
  */
-void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
+/*
+ * A page shows its task's own count: the instance's value plus the page's
+ * adjustment (page_private), which swaps set so that the count goes on
+ * where the task left it, whichever instance it holds.  The instance's
+ * value as of its last fold:
+ */
+static u64 pmuctx_page_instance_value(const struct pmuctx_counter *c)
+{
+	return pmuctx_counter_counting(c) ? c->base + c->hw_count - c->snap :
+					     c->base;
+}
+
+/* ctx->lock held, or @ctx claimed by a swap. */
+static void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
 {
 	struct pmuctx_mmap_page *p;
 	struct pmuctx_counter *c;
 	bool loaded;
 
-	lockdep_assert_held(&ctx->lock);
-	if (!ctx->nr_mapped)
-		return;
 	loaded = ctx->loaded_cpu == raw_smp_processor_id() && !ctx->dead;
 	list_for_each_entry(c, &ctx->counters, ctx_entry) {
 		if (!c->user_page)
@@ -186,10 +196,68 @@ void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
 		p->version = 1;
 		p->width = pmuctx_hw->counter_width(c->hw_idx);
 		p->prev = c->hw_prev;
-		p->offset = c->base + c->hw_count - c->snap;
+		p->offset = pmuctx_page_instance_value(c) +
+			    page_private(c->user_page);
 		p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
 		/* The fields before the even lock that says they are whole. */
 		smp_wmb();
 		WRITE_ONCE(p->lock, p->lock + 1);
 	}
+}
+
+void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
+{
+	lockdep_assert_held(&ctx->lock);
+	if (ctx->nr_mapped)
+		pmuctx_ctx_write_user_pages(ctx);
+}
+
+/*
+ * An equivalent swap of two mapped contexts (kernel/sched.c, both
+ * claimed, IRQs off): @ctx, loaded here, goes to next, @nctx to prev.
+ * Each page belongs to the task that mapped it, so corresponding
+ * instances exchange their pages (the counters correspond one to one, in
+ * order), and each page's adjustment is set so its task's count goes on
+ * from where it was: prev's from the count it has now (the one counter's
+ * live value is read, the PMU is not reprogrammed), next's from the count
+ * it left with (its instance has not counted since).  Next's pages then
+ * describe @ctx as loaded; prev's say "not on the PMU" (index 0) until
+ * its context is loaded again, for a thread sharing its address space.
+ * O(counters), for mapped contexts only.
+ */
+void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
+			    struct pmuctx_context *nctx)
+{
+	struct pmuctx_counter *c, *n;
+
+	n = list_first_entry(&nctx->counters, struct pmuctx_counter, ctx_entry);
+	list_for_each_entry(c, &ctx->counters, ctx_entry) {
+		struct page *prev_page = c->user_page, *next_page = n->user_page;
+		u64 now_c, now_n, width;
+
+		if (PMUCTX_CHECK_INVARIANTS &&
+		    WARN_ON_ONCE(&n->ctx_entry == &nctx->counters))
+			return;
+		if (prev_page || next_page) {
+			now_c = pmuctx_page_instance_value(c);
+			if (pmuctx_counter_counting(c) && c->hw_idx >= 0) {
+				width = pmuctx_hw->counter_width(c->hw_idx);
+				now_c += (pmuctx_hw->read_counter(c->hw_idx) - c->hw_prev) &
+					 (width == 64 ? U64_MAX : BIT_ULL(width) - 1);
+			}
+			now_n = pmuctx_page_instance_value(n);
+			if (prev_page)
+				set_page_private(prev_page, now_c +
+						 page_private(prev_page) - now_n);
+			if (next_page)
+				set_page_private(next_page, now_n +
+						 page_private(next_page) - now_c);
+			c->user_page = next_page;
+			n->user_page = prev_page;
+		}
+		n = list_next_entry(n, ctx_entry);
+	}
+	swap(ctx->nr_mapped, nctx->nr_mapped);
+	pmuctx_ctx_write_user_pages(ctx);
+	pmuctx_ctx_write_user_pages(nctx);
 }

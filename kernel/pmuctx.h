@@ -63,6 +63,8 @@ struct pmuctx_hw_desc {
 	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			bool on);
 	u32 (*counter_width)(int idx);
+	/* The raw value of one counter of this CPU's PMU (IRQs off). */
+	u64 (*read_counter)(int idx);
 	/* Stop and restart the whole PMU of this CPU (IRQs off). */
 	void (*pause)(void);
 	void (*resume)(void);
@@ -241,8 +243,13 @@ struct pmuctx_context {
 	 */
 	struct pmuctx_fork_kit *fork_kit;
 	/*
-	 * Counters mapped for self-reads: their pages describe this context
-	 * to the task that mapped them, so it never swaps (ctx->lock).
+	 * Instances with a self-read page (ctx->lock).  A page belongs to the
+	 * task that mapped it and is attached to that task's instance of the
+	 * counter: a swap between two mapped contexts hands each page to the
+	 * corresponding instance of the context its task receives, so pages
+	 * always sit on their task's instances (overflow.c).  Mapped contexts
+	 * swap only with mapped ones (PMUCTX_SWAP_MAPPED): EL0 access and the
+	 * zeroed unused registers come with the load of a mapped context.
 	 */
 	unsigned int nr_mapped;
 	/*
@@ -431,9 +438,12 @@ static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 #define PMUCTX_REBASE_FAULTS		BIT(0)
 #define PMUCTX_REBASE_MIGRATIONS	BIT(1)
 #define PMUCTX_REBASE_RANGES		BIT(2)
+#define PMUCTX_REBASE_PAGES		BIT(3)	/* nr_mapped */
 
 /* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
+/* Set in the key of a context with self-read pages: see nr_mapped. */
+#define PMUCTX_SWAP_MAPPED	BIT_ULL(62)
 
 /* Clones a fork of the holder may need: every inheriting counter. */
 static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
@@ -443,12 +453,12 @@ static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
 
 /*
  * A context may change holders: nothing pins it to its task (an attach in
- * progress, a mapped self-read page, per-task INHERIT_STAT values, a fork
- * kit its holder must refill), and its holder is alive.  ctx->lock held.
+ * progress, per-task INHERIT_STAT values, a fork kit its holder must
+ * refill), and its holder is alive.  ctx->lock held.
  */
 static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 {
-	return !(c->pin_count | c->dead | c->nr_mapped | c->nr_inherit_stat) &&
+	return !(c->pin_count | c->dead | c->nr_inherit_stat) &&
 	       (c->fork_kit || !pmuctx_kit_size(c));
 }
 
@@ -491,7 +501,8 @@ static inline void pmuctx_ctx_publish_swap_key(struct pmuctx_context *ctx)
 	lockdep_assert_held(&ctx->lock);
 	/* Pairs with the next swap's acquiring claim. */
 	smp_store_release(&ctx->swap_key, pmuctx_ctx_swappable(ctx) ?
-			  (ctx->family ?: ctx->generation) : 0);
+			  (ctx->family ?: ctx->generation) |
+			  (ctx->nr_mapped ? PMUCTX_SWAP_MAPPED : 0) : 0);
 }
 
 /*
@@ -554,6 +565,7 @@ void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
+void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta);
 void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link);
 void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      const struct pmuctx_counter *c, int delta);
@@ -594,6 +606,8 @@ void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
 void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
 			     struct pmuctx_counter *c);
 void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
+void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
+			    struct pmuctx_context *nctx);
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);

@@ -112,47 +112,22 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
  * Hand prev's loaded, running context to next and take next's (unloaded,
  * stopped) one.  The PMU keeps counting into the family, which is summed
  * at the original anyway, and the time clock runs on: the CPU goes
- * straight from prev to next.  What does change holder is re-based (faults
- * and migrations only if something counts them): prev's faults and
- * switch-out are credited, next's fault counts become the snapshot and its
- * migrations while it waited are credited, so next's sched_in has nothing
- * left to do.  O(1) whatever the number of counters, but for range
- * counters, whose watchpoints go back to their tasks: contexts whose values
- * are per task (INHERIT_STAT) never swap.  Both contexts claimed.
+ * straight from prev to next.  O(1) whatever the number of counters:
+ * contexts whose values are per task (INHERIT_STAT) never swap.  Both
+ * contexts claimed.
  */
-static void pmuctx_swap(struct pmuctx_link *link, struct pmuctx_context *ctx,
-			struct pmuctx_link *nlink, struct pmuctx_context *nctx,
-			struct task_struct *next)
+static __always_inline void pmuctx_swap(struct pmuctx_link *link,
+					struct pmuctx_context *ctx,
+					struct pmuctx_link *nlink,
+					struct pmuctx_context *nctx,
+					struct task_struct *next)
 {
-	struct task_struct *prev = current;
-	u8 rebase = ctx->rebase;
-	u64 nmigr;
-
-	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_FAULTS)) {
-		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
-						 ctx->snap[PMUCTX_CLK_MINFLT];
-		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
-						 ctx->snap[PMUCTX_CLK_MAJFLT];
-		ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
-		ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
-	}
 	ctx->clock[PMUCTX_CLK_SWITCHES]++;
-	/* Left stale otherwise: adding a migration counter refreshes it. */
-	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_MIGRATIONS)) {
-		nmigr = READ_ONCE(next->se.nr_migrations);
-		ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr -
-						     nlink->migrations_at_out;
-		nlink->migrations_at_out = nmigr;
-		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
-	}
-	if (unlikely(rebase) && (rebase & PMUCTX_REBASE_RANGES))
-		pmuctx_range_swap(ctx, nctx);
-
 	rcu_assign_pointer(link->ctx, nctx);
 	rcu_assign_pointer(nlink->ctx, ctx);
 	ctx->task = next;
 	ctx->link = nlink;
-	nctx->task = prev;
+	nctx->task = current;
 	nctx->link = link;
 	ctx->swaps++;
 }
@@ -161,6 +136,66 @@ static __always_inline void pmuctx_unclaim(struct pmuctx_context *ctx, u64 key)
 {
 	/* Pairs with pmuctx_ctx_block_swaps(): a lock holder sees the swap. */
 	smp_store_release(&ctx->swap_key, key);
+}
+
+/*
+ * What changes holder besides the pointers, in counted clocks: prev's
+ * faults are credited and next's fault counts become the snapshot; next's
+ * migrations while it waited are credited; so next's sched_in has nothing
+ * left to do.  No calls: the plain swap stays free of saved registers.
+ */
+static __always_inline void pmuctx_swap_rebase_clocks(struct pmuctx_link *link,
+						      struct pmuctx_context *ctx,
+						      struct pmuctx_link *nlink,
+						      struct task_struct *next,
+						      u8 rebase)
+{
+	struct task_struct *prev = current;
+	u64 nmigr;
+
+	if (rebase & PMUCTX_REBASE_FAULTS) {
+		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
+						 ctx->snap[PMUCTX_CLK_MINFLT];
+		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
+						 ctx->snap[PMUCTX_CLK_MAJFLT];
+		ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
+		ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
+	}
+	/* Left stale otherwise: adding a migration counter refreshes it. */
+	if (rebase & PMUCTX_REBASE_MIGRATIONS) {
+		nmigr = READ_ONCE(next->se.nr_migrations);
+		ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr -
+						     nlink->migrations_at_out;
+		nlink->migrations_at_out = nmigr;
+		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
+	}
+}
+
+#define PMUCTX_REBASE_OUT_OF_LINE	(PMUCTX_REBASE_RANGES | PMUCTX_REBASE_PAGES)
+
+/*
+ * The swap of contexts whose range counters hand each task its
+ * watchpoints back, or whose self-read pages go with their tasks: calls,
+ * so out of line and reached by a tail call (the plain swap saves no
+ * registers for it).  It releases the claims.
+ */
+static noinline void pmuctx_swap_rebased(struct pmuctx_link *link,
+					 struct pmuctx_context *ctx,
+					 struct pmuctx_link *nlink,
+					 struct pmuctx_context *nctx,
+					 struct task_struct *next, u64 key)
+{
+	u8 rebase = ctx->rebase;
+
+	pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
+	if (rebase & PMUCTX_REBASE_RANGES)
+		pmuctx_range_swap(ctx, nctx);
+	/* Both mapped or neither (the key says so). */
+	if (rebase & PMUCTX_REBASE_PAGES)
+		pmuctx_swap_user_pages(ctx, nctx);
+	pmuctx_swap(link, ctx, nlink, nctx, next);
+	pmuctx_unclaim(nctx, key);
+	pmuctx_unclaim(ctx, key);
 }
 
 /*
@@ -178,6 +213,7 @@ static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
 	u64 key = READ_ONCE(ctx->swap_key), nkey;
 	struct pmuctx_context *nctx;
 	struct pmuctx_link *nlink;
+	u8 rebase;
 
 	if (!key || (key & PMUCTX_SWAP_CLAIMED))
 		return false;
@@ -213,6 +249,14 @@ static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
 		pmuctx_unclaim(nctx, key);
 		pmuctx_unclaim(ctx, key);
 		return false;
+	}
+	rebase = ctx->rebase;
+	if (unlikely(rebase)) {
+		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE)) {
+			pmuctx_swap_rebased(link, ctx, nlink, nctx, next, key);
+			return true;
+		}
+		pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
 	pmuctx_unclaim(nctx, key);

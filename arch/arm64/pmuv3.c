@@ -467,6 +467,7 @@ static struct pmuctx_hw_desc pmuv3_desc = {
 	.fold = pmuv3_fold,
 	.program = pmuv3_program,
 	.counter_width = pmuv3_counter_width,
+	.read_counter = pmuv3_read_counter,
 	.pause = pmuv3_pause,
 	.resume = pmuv3_resume,
 };

@@ -290,6 +290,13 @@ TEST(hardware_counters_swap_like_software_ones)
 	close(fd);
 }
 
+static int ctx_stats_hw(int fd, struct pmuctx_ctx_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(fd, PMUCTX_IOC_STATS, st);
+}
+
 TEST(self_read_matches_read)
 {
 	const struct pmuctx_mmap_page *page;
@@ -362,6 +369,95 @@ TEST(inherited_child_self_reads_its_own_clone)
 	EXPECT_LE(1000000, got[2] - got[1]);
 	EXPECT_GT(1000000 + 100, got[2] - got[1]);
 	EXPECT_LE(6000000 + got[2], pmuctx_read1(fd));
+	close(fd);
+}
+
+/*
+ * Mapped contexts swap too (issue 11), and a self-read still shows the
+ * reading task's own count: between two self-reads in one turn exactly
+ * the task's loop, and across its switches (each a swap, the instance it
+ * holds changing) nothing but its own few instructions in between, never
+ * the other task's loop.  Parent and child take turns on one CPU.
+ */
+#define SWAP_ROUNDS	300
+#define SWAP_LOOP	20000UL
+
+static void mapped_side(struct __test_metadata *_metadata, int fd, int in, int out,
+			bool first, uint64_t *worst_turn, uint64_t *worst_gap,
+			int *failed)
+{
+	const struct pmuctx_mmap_page *page = map_counter(fd);
+	uint64_t s0, s1, last = 0;
+	char c = 'x';
+	int i;
+
+	*worst_turn = 0;
+	*worst_gap = 0;
+	*failed = !page;
+	if (!page)
+		return;
+	for (i = 0; i < SWAP_ROUNDS; i++) {
+		if (!first || i)
+			read_full(in, &c, 1);
+		if (self_read(page, &s0) || (i && s0 < last)) {
+			(*failed)++;
+		} else if (i && s0 - last > *worst_gap) {
+			*worst_gap = s0 - last;
+		}
+		run_loop(SWAP_LOOP);
+		if (self_read(page, &s1) || s1 < s0)
+			(*failed)++;
+		else if (s1 - s0 > *worst_turn)
+			*worst_turn = s1 - s0;
+		last = s1;
+		write_full(out, &c, 1);
+	}
+}
+
+TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
+{
+	uint64_t turn, gap, kid_res[3];
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], res[2], fd, status, failed;
+	pid_t pid;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	ASSERT_EQ(0, pipe(res));
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int kid_failed;
+
+		mapped_side(_metadata, fd, a[0], b[1], false, &kid_res[0], &kid_res[1],
+			    &kid_failed);
+		kid_res[2] = kid_failed;
+		write_full(res[1], kid_res, sizeof(kid_res));
+		_exit(0);
+	}
+	mapped_side(_metadata, fd, b[0], a[1], true, &turn, &gap, &failed);
+	read_full(b[0], kid_res, 1);	/* the child's last turn */
+	read_full(res[0], kid_res, sizeof(kid_res));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, ctx_stats_hw(fd, &st));
+	TH_LOG("swaps %llu loads %llu; parent: turn %llu, gap %llu; child: turn %llu, gap %llu",
+	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
+	       (unsigned long long)turn, (unsigned long long)gap,
+	       (unsigned long long)kid_res[0], (unsigned long long)kid_res[1]);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, kid_res[2]);
+	EXPECT_LE(SWAP_ROUNDS, st.tree_swaps) TH_LOG("mapped contexts did not swap");
+	/* A turn: the loop (2 instructions an iteration) and the reads. */
+	EXPECT_GT(2 * SWAP_LOOP + 100, turn);
+	EXPECT_GT(2 * SWAP_LOOP + 100, kid_res[0]);
+	/* Between turns: the pipe calls' user instructions, never a loop. */
+	EXPECT_GT(1000, gap);
+	EXPECT_GT(1000, kid_res[1]);
 	close(fd);
 }
 
