@@ -178,31 +178,43 @@ static u64 pmuctx_page_instance_value(const struct pmuctx_counter *c)
 					     c->base;
 }
 
-/* ctx->lock held, or @ctx claimed by a swap. */
+/*
+ * One page, under its seqcount: the value at @c's last fold is @value,
+ * @width the bits of its PMU counter.
+ */
+static void pmuctx_write_user_page(struct page *page,
+				   const struct pmuctx_counter *c, u64 value,
+				   u32 width, bool loaded)
+{
+	struct pmuctx_mmap_page *p = page_address(page);
+
+	WRITE_ONCE(p->lock, p->lock + 1);
+	/* Odd lock before the fields: pairs with the reader's acquire. */
+	smp_wmb();
+	p->version = 1;
+	p->width = width;
+	p->prev = c->hw_prev;
+	p->offset = value;
+	p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
+	/* The fields before the even lock that says they are whole. */
+	smp_wmb();
+	WRITE_ONCE(p->lock, p->lock + 1);
+}
+
+/* ctx->lock held. */
 static void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
 {
-	struct pmuctx_mmap_page *p;
 	struct pmuctx_counter *c;
 	bool loaded;
 
 	loaded = ctx->loaded_cpu == raw_smp_processor_id() && !ctx->dead;
-	list_for_each_entry(c, &ctx->counters, ctx_entry) {
-		if (!c->user_page)
-			continue;
-		p = page_address(c->user_page);
-		WRITE_ONCE(p->lock, p->lock + 1);
-		/* Odd lock before the fields: pairs with the reader's acquire. */
-		smp_wmb();
-		p->version = 1;
-		p->width = pmuctx_hw->counter_width(c->hw_idx);
-		p->prev = c->hw_prev;
-		p->offset = pmuctx_page_instance_value(c) +
-			    page_private(c->user_page);
-		p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
-		/* The fields before the even lock that says they are whole. */
-		smp_wmb();
-		WRITE_ONCE(p->lock, p->lock + 1);
-	}
+	list_for_each_entry(c, &ctx->counters, ctx_entry)
+		if (c->user_page)
+			pmuctx_write_user_page(c->user_page, c,
+					       pmuctx_page_instance_value(c) +
+					       page_private(c->user_page),
+					       pmuctx_hw->counter_width(c->hw_idx),
+					       loaded);
 }
 
 void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
@@ -233,31 +245,39 @@ void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
 	n = list_first_entry(&nctx->counters, struct pmuctx_counter, ctx_entry);
 	list_for_each_entry(c, &ctx->counters, ctx_entry) {
 		struct page *prev_page = c->user_page, *next_page = n->user_page;
-		u64 now_c, now_n, width;
+		u64 now_c, now_n, live, adj;
+		u32 width;
 
 		if (PMUCTX_CHECK_INVARIANTS &&
 		    WARN_ON_ONCE(&n->ctx_entry == &nctx->counters))
 			return;
 		if (prev_page || next_page) {
 			now_c = pmuctx_page_instance_value(c);
-			if (pmuctx_counter_counting(c) && c->hw_idx >= 0) {
-				width = pmuctx_hw->counter_width(c->hw_idx);
-				now_c += (pmuctx_hw->read_counter(c->hw_idx) - c->hw_prev) &
-					 (width == 64 ? U64_MAX : BIT_ULL(width) - 1);
-			}
 			now_n = pmuctx_page_instance_value(n);
-			if (prev_page)
-				set_page_private(prev_page, now_c +
-						 page_private(prev_page) - now_n);
-			if (next_page)
-				set_page_private(next_page, now_n +
-						 page_private(next_page) - now_c);
+			/* Corresponding counters share their PMU slot. */
+			width = pmuctx_hw->counter_width(c->hw_idx);
+			live = 0;
+			if (pmuctx_counter_counting(c) && c->hw_idx >= 0)
+				live = (pmuctx_hw->read_counter(c->hw_idx) - c->hw_prev) &
+				       (width == 64 ? U64_MAX : BIT_ULL(width) - 1);
+			if (prev_page) {
+				/* prev's count now, kept while it is off the PMU */
+				adj = now_c + live + page_private(prev_page) - now_n;
+				set_page_private(prev_page, adj);
+				pmuctx_write_user_page(prev_page, n, now_n + adj, width,
+						       false);
+			}
+			if (next_page) {
+				/* next's count as it left it, going on here */
+				adj = now_n + page_private(next_page) - now_c - live;
+				set_page_private(next_page, adj);
+				pmuctx_write_user_page(next_page, c, now_c + adj, width,
+						       true);
+			}
 			c->user_page = next_page;
 			n->user_page = prev_page;
 		}
 		n = list_next_entry(n, ctx_entry);
 	}
 	swap(ctx->nr_mapped, nctx->nr_mapped);
-	pmuctx_ctx_write_user_pages(ctx);
-	pmuctx_ctx_write_user_pages(nctx);
 }
