@@ -913,6 +913,18 @@ static void pick_range(struct stream *s, struct pmuctx_attr *a)
 	}
 }
 
+/* A range counter's type, config (any kind, sometimes junk) and range. */
+static void pick_range_attr(struct stream *s, struct pmuctx_attr *a)
+{
+	a->type = PMUCTX_TYPE_RANGE;
+	a->config = below(s, PMUCTX_RANGE_NR_KINDS + 1);
+	if (chance(s, 20))
+		a->config |= PMUCTX_RANGE_EXACT;
+	if (chance(s, 3))
+		a->config |= 1ULL << (9 + below(s, 55));
+	pick_range(s, a);
+}
+
 /* Is @fd one of ours?  Checked on every fd PMUCTX_OPEN returns. */
 static void check_new_fd(struct stream *s, int fd, unsigned int oflags)
 {
@@ -962,13 +974,7 @@ static void op_open(struct stream *s, char *attrbuf)
 		a.type = PMUCTX_TYPE_SOFTWARE;
 		a.config = below(s, PMUCTX_SW_MAX);
 	} else if (r < 70) {
-		a.type = PMUCTX_TYPE_RANGE;
-		a.config = below(s, PMUCTX_RANGE_NR_KINDS + 1);
-		if (chance(s, 20))
-			a.config |= PMUCTX_RANGE_EXACT;
-		if (chance(s, 3))
-			a.config |= 1ULL << (9 + below(s, 55));
-		pick_range(s, &a);
+		pick_range_attr(s, &a);
 	} else if (r < 85) {
 		a.type = below(s, 2) ? PMUCTX_TYPE_HARDWARE : PMUCTX_TYPE_RAW;
 		a.config = a.type == PMUCTX_TYPE_HARDWARE ? below(s, PMUCTX_HW_MAX) :
@@ -1651,13 +1657,7 @@ static void op_range(struct stream *s, unsigned char *b)
 	size = pick_size(s, sizeof(*rq), min, &tail, &e);
 	sized_prepare(b, size, sizeof(*rq), tail, s);
 	if (plan) {
-		a.type = PMUCTX_TYPE_RANGE;
-		a.config = below(s, PMUCTX_RANGE_NR_KINDS + 1);
-		if (chance(s, 20))
-			a.config |= PMUCTX_RANGE_EXACT;
-		if (chance(s, 3))
-			a.config |= 1ULL << (9 + below(s, 55));
-		pick_range(s, &a);
+		pick_range_attr(s, &a);
 		if (size >= min) {
 			rq->config = a.config;
 			rq->start = a.range_start;

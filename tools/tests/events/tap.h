@@ -33,6 +33,19 @@ static void __attribute__((format(printf, 1, 2))) diag(const char *fmt, ...)
 	putchar('\n');
 }
 
+/* What a test printed to @f (a tmpfile), which it closes. */
+static __attribute__((unused)) char *slurp(FILE *f)
+{
+	static char buf[8192];
+	size_t n;
+
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
 static int done_testing(void)
 {
 	printf("1..%d\n", tap_count);

@@ -146,18 +146,6 @@ static void fake_run(struct stat *st, FILE *out, enum stat_format fmt, int repea
 	pmuctx_evdb_close(st->evdb);
 }
 
-/* What was printed to @f, which it closes. */
-static char *slurp(FILE *f)
-{
-	static char buf[8192];
-	size_t n;
-
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
 
 static char *capture(enum stat_format fmt, int repeat)
 {
@@ -275,6 +263,18 @@ static char *capture_mux(enum stat_format fmt, int repeat)
 	return slurp(f);
 }
 
+/* A zeroed run printing @fmt to @f with the QEMU tables (one at a time). */
+static struct stat *capture_stat(FILE *f, enum stat_format fmt)
+{
+	static struct stat st;
+
+	memset(&st, 0, sizeof(st));
+	st.evdb = open_qemu();
+	st.o.out = f;
+	st.o.format = fmt;
+	return &st;
+}
+
 /*
  * -I: the interval is the difference of two reads, slice sums included
  * (in units of 10^9 they pass 2^64, so the low words borrow).  First
@@ -286,29 +286,25 @@ static char *capture_interval(void)
 {
 	static const u128 c1[] = { 10 }, t1[] = { 2 }, c2[] = { 20, 60 }, t2[] = { 3, 4 };
 	const u128 g = 1000000000;
-	static struct stat st;
 	FILE *f = tmpfile();
+	struct stat *st = capture_stat(f, FMT_STD);
 	char err[256];
 
-	memset(&st, 0, sizeof(st));
-	st.evdb = open_qemu();
-	st.o.out = f;
-	st.o.format = FMT_STD;
-	st.o.interval_ms = 100;
-	st.error_column = 1;
-	if (stat_parse_events(&st, "cycles", err, sizeof(err)))
+	st->o.interval_ms = 100;
+	st->error_column = 1;
+	if (stat_parse_events(st, "cycles", err, sizeof(err)))
 		diag("parse: %s", err);
-	st.c[0].prev_value = 10 * g;
-	st.c[0].prev_enabled = st.c[0].prev_running = 2 * g;
-	add_slices(&st.c[0].prev_slices, c1, t1, 1, g);
-	st.c[0].slices = st.c[0].prev_slices;
-	add_slices(&st.c[0].slices, c2, t2, 2, g);
-	st.c[0].value = 90 * g;
-	st.c[0].enabled = 12 * g;
-	st.c[0].running = 9 * g;
-	stat_compute_items(&st, 1);
-	stat_print_items(&st, 0.2);
-	pmuctx_evdb_close(st.evdb);
+	st->c[0].prev_value = 10 * g;
+	st->c[0].prev_enabled = st->c[0].prev_running = 2 * g;
+	add_slices(&st->c[0].prev_slices, c1, t1, 1, g);
+	st->c[0].slices = st->c[0].prev_slices;
+	add_slices(&st->c[0].slices, c2, t2, 2, g);
+	st->c[0].value = 90 * g;
+	st->c[0].enabled = 12 * g;
+	st->c[0].running = 9 * g;
+	stat_compute_items(st, 1);
+	stat_print_items(st, 0.2);
+	pmuctx_evdb_close(st->evdb);
 	return slurp(f);
 }
 
@@ -406,37 +402,33 @@ static void test_ranges(void)
 static char *capture_range(enum stat_format fmt)
 {
 	struct range_request rq = { PMUCTX_RANGE_DATA, 0, 0x4a9341, 0x4a9360 };
-	static struct stat st;
 	FILE *f = tmpfile();
+	struct stat *st = capture_stat(f, fmt);
 	char err[256];
 
-	memset(&st, 0, sizeof(st));
-	st.evdb = open_qemu();
-	st.o.out = f;
-	st.o.format = fmt;
-	st.o.sep = ",";
-	st.o.repeat = 1;
-	st.o.inherit = 1;
-	st.child = 1;
-	st.cmd_argc = 1;
-	st.cmd_argv = (char *[]) { "./range_target", NULL };
-	if (stat_parse_events(&st, "task-clock", err, sizeof(err)) ||
-	    stat_add_range(&st, &rq, "range:data", err, sizeof(err)))
+	st->o.sep = ",";
+	st->o.repeat = 1;
+	st->o.inherit = 1;
+	st->child = 1;
+	st->cmd_argc = 1;
+	st->cmd_argv = (char *[]) { "./range_target", NULL };
+	if (stat_parse_events(st, "task-clock", err, sizeof(err)) ||
+	    stat_add_range(st, &rq, "range:data", err, sizeof(err)))
 		diag("parse: %s", err);
-	st.c[1].plan = (struct pmuctx_range) {
-		.size = sizeof(st.c[1].plan), .nr_spans = 4, .start = rq.start, .end = rq.end,
+	st->c[1].plan = (struct pmuctx_range) {
+		.size = sizeof(st->c[1].plan), .nr_spans = 4, .start = rq.start, .end = rq.end,
 		.start_off = 1,
 	};
-	st.c[1].have_plan = 1;
-	st.c[0].value = st.c[0].enabled = st.c[0].running = 1000000;
-	st.c[1].value = 6000;
-	st.c[1].enabled = st.c[1].running = 1000000;
-	st.elapsed = 0.002;
-	stat_compute_items(&st, 0);
-	stat_accumulate(&st);
-	stat_print_header(&st);
-	stat_print_items(&st, -1);
-	pmuctx_evdb_close(st.evdb);
+	st->c[1].have_plan = 1;
+	st->c[0].value = st->c[0].enabled = st->c[0].running = 1000000;
+	st->c[1].value = 6000;
+	st->c[1].enabled = st->c[1].running = 1000000;
+	st->elapsed = 0.002;
+	stat_compute_items(st, 0);
+	stat_accumulate(st);
+	stat_print_header(st);
+	stat_print_items(st, -1);
+	pmuctx_evdb_close(st->evdb);
 	return slurp(f);
 }
 

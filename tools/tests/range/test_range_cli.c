@@ -103,18 +103,6 @@ static void test_events(void)
 	   (PMUCTX_RANGE_DATA_WRITE | PMUCTX_RANGE_EXACT), "config: the kind and PMUCTX_RANGE_EXACT");
 }
 
-/* What was printed to @f, which it closes. */
-static char *slurp(FILE *f)
-{
-	static char buf[4096];
-	size_t n;
-
-	rewind(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return buf;
-}
 
 /* PAPI's static array at ...18cc on Itanium 2, as the planner covers it. */
 static void test_print(void)
