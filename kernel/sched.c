@@ -176,10 +176,9 @@ static __always_inline void pmuctx_swap_rebase_clocks(struct pmuctx_link *link,
 /*
  * The swap of contexts whose range counters hand each task its
  * watchpoints back, or whose self-read pages go with their tasks: calls,
- * so out of line and reached by a tail call (the plain swap saves no
- * registers for it).  It releases the claims.
+ * so out of line (pmuctx_sched_out_slow()).  It releases the claims.
  */
-static noinline void pmuctx_swap_rebased(struct pmuctx_link *link,
+static void pmuctx_swap_rebased(struct pmuctx_link *link,
 					 struct pmuctx_context *ctx,
 					 struct pmuctx_link *nlink,
 					 struct pmuctx_context *nctx,
@@ -206,9 +205,11 @@ static noinline void pmuctx_swap_rebased(struct pmuctx_link *link,
  * swaps either context meanwhile: prev's is loaded here and next is
  * stopped, and only their own CPU's sched_out swaps them.
  */
-static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
-					    struct pmuctx_context *ctx,
-					    struct task_struct *next)
+enum { PMUCTX_NO_SWAP, PMUCTX_SWAPPED, PMUCTX_SWAP_REBASE };
+
+static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
+					   struct pmuctx_context *ctx,
+					   struct task_struct *next)
 {
 	u64 key = READ_ONCE(ctx->swap_key), nkey;
 	struct pmuctx_context *nctx;
@@ -216,25 +217,25 @@ static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
 	u8 rebase;
 
 	if (!key || (key & PMUCTX_SWAP_CLAIMED))
-		return false;
+		return PMUCTX_NO_SWAP;
 	nlink = pmuctx_link_of_stopped(next);
 	if (!nlink)
-		return false;
+		return PMUCTX_NO_SWAP;
 	/*
 	 * Only next's own swaps change its link, and next is not running.
 	 * (nctx == ctx cannot be: then the second claim would fail.)
 	 */
 	nctx = rcu_dereference_protected(nlink->ctx, 1);
 	if (!nctx || READ_ONCE(nctx->swap_key) != key)
-		return false;
+		return PMUCTX_NO_SWAP;
 	/* Acquire: the last lock holder's writes are visible to the swap. */
 	if (!try_cmpxchg_acquire(&ctx->swap_key, &key, key | PMUCTX_SWAP_CLAIMED))
-		return false;
+		return PMUCTX_NO_SWAP;
 	nkey = key;
 	if (!try_cmpxchg_acquire(&nctx->swap_key, &nkey,
 				 key | PMUCTX_SWAP_CLAIMED)) {
 		pmuctx_unclaim(ctx, key);
-		return false;
+		return PMUCTX_NO_SWAP;
 	}
 	/*
 	 * A running holder's live context is loaded on its CPU with the
@@ -248,26 +249,41 @@ static __always_inline bool pmuctx_try_swap(struct pmuctx_link *link,
 			 nctx->loaded_cpu >= 0)) {
 		pmuctx_unclaim(nctx, key);
 		pmuctx_unclaim(ctx, key);
-		return false;
+		return PMUCTX_NO_SWAP;
 	}
 	rebase = ctx->rebase;
 	if (unlikely(rebase)) {
-		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE)) {
-			pmuctx_swap_rebased(link, ctx, nlink, nctx, next, key);
-			return true;
-		}
+		/* Still claimed: pmuctx_sched_out_slow() finishes. */
+		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE))
+			return PMUCTX_SWAP_REBASE;
 		pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
 	pmuctx_unclaim(nctx, key);
 	pmuctx_unclaim(ctx, key);
-	return true;
+	return PMUCTX_SWAPPED;
 }
 
-/* Out of line, so the swap path needs no callee-saved registers. */
-static noinline void pmuctx_sched_out_unload(struct pmuctx_link *link,
-					     struct pmuctx_context *ctx)
+/*
+ * Everything but the plain swap, out of line and from one call site, so
+ * the swap path needs no callee-saved registers (nor, on arm64, where the
+ * kernel keeps frame pointers and makes no tail calls, a frame): the
+ * rebased swap of two claimed contexts, or the unload.
+ */
+static noinline void pmuctx_sched_out_slow(struct pmuctx_link *link,
+					   struct pmuctx_context *ctx,
+					   struct task_struct *next, bool rebase)
 {
+	struct pmuctx_link *nlink;
+
+	if (rebase) {
+		/* Next is stopped and both are claimed: as try_swap saw them. */
+		nlink = pmuctx_link_of_stopped(next);
+		pmuctx_swap_rebased(link, ctx, nlink,
+				    rcu_dereference_protected(nlink->ctx, 1), next,
+				    READ_ONCE(ctx->swap_key) & ~PMUCTX_SWAP_CLAIMED);
+		return;
+	}
 	pmuctx_ctx_lock(ctx);
 	if (!ctx->dead) {
 		pmuctx_ctx_fold_holder(ctx);
@@ -285,10 +301,14 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+	int swap;
 
-	if (!ctx || pmuctx_try_swap(link, ctx, next))
+	if (!ctx)
 		return;
-	pmuctx_sched_out_unload(link, ctx);
+	swap = pmuctx_try_swap(link, ctx, next);
+	if (likely(swap == PMUCTX_SWAPPED))
+		return;
+	pmuctx_sched_out_slow(link, ctx, next, swap == PMUCTX_SWAP_REBASE);
 }
 
 struct preempt_ops pmuctx_preempt_ops = {
