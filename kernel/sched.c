@@ -179,10 +179,10 @@ static __always_inline void pmuctx_swap_rebase_clocks(struct pmuctx_link *link,
  * so out of line (pmuctx_sched_out_slow()).  It releases the claims.
  */
 static void pmuctx_swap_rebased(struct pmuctx_link *link,
-					 struct pmuctx_context *ctx,
-					 struct pmuctx_link *nlink,
-					 struct pmuctx_context *nctx,
-					 struct task_struct *next, u64 key)
+				struct pmuctx_context *ctx,
+				struct pmuctx_link *nlink,
+				struct pmuctx_context *nctx,
+				struct task_struct *next, u64 key)
 {
 	u8 rebase = ctx->rebase;
 
