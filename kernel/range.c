@@ -115,6 +115,17 @@ void pmuctx_range_init(void)
 	pmuctx_range_probe(&pmuctx_range_machine);
 }
 
+/*
+ * Samples need a call per hit; on arm64 the layer steps over a watched
+ * access only for its default handler, or for one installed over it the
+ * way BPF installs its own (CONFIG_BPF_SYSCALL; Debian's kernels have it,
+ * our debug kernels do not).
+ */
+static bool pmuctx_range_can_sample(void)
+{
+	return !IS_ENABLED(CONFIG_ARM64) || IS_ENABLED(CONFIG_BPF_SYSCALL);
+}
+
 void pmuctx_range_fill_info(struct pmuctx_info *info)
 {
 	const struct pmuctx_range_hw *hw = &pmuctx_range_machine;
@@ -122,6 +133,8 @@ void pmuctx_range_fill_info(struct pmuctx_info *info)
 	if (!hw->kinds)
 		return;
 	info->features |= PMUCTX_FEAT_ADDR_RANGE;
+	if (pmuctx_range_can_sample())
+		info->features |= PMUCTX_FEAT_RANGE_SAMPLES;
 	info->range_kinds = hw->kinds;
 	info->range_fine_insn_order = hw->fine_insn_order;
 	info->range_data = (struct pmuctx_range_caps) {
@@ -169,12 +182,10 @@ int pmuctx_range_attr_check(const struct pmuctx_attr *attr)
 
 	if (attr->flags & PMUCTX_ATTR_EXCLUDE_USER)
 		return -EOPNOTSUPP;
-	/* Samples need a call per hit: arm64 gets one only beside BPF's. */
-	if (attr->sample_period &&
-	    IS_ENABLED(CONFIG_ARM64) && !IS_ENABLED(CONFIG_BPF_SYSCALL))
-		return -EOPNOTSUPP;
 	if (attr->sample_period > U32_MAX)
 		return -EINVAL;
+	if (attr->sample_period && !pmuctx_range_can_sample())
+		return -EOPNOTSUPP;
 	if (attr->range_end > TASK_SIZE_MAX)
 		return -EINVAL;
 	return pmuctx_range_plan_for(attr->config, attr->range_start,

@@ -20,6 +20,7 @@
 #define PMUCTX_FEAT_OVERFLOW	(1ULL << 2)	/* overflow interrupts */
 #define PMUCTX_FEAT_MULTIPLEX	(1ULL << 3)	/* more counters than the PMU has */
 #define PMUCTX_FEAT_ADDR_RANGE	(1ULL << 4)	/* PMUCTX_TYPE_RANGE counters */
+#define PMUCTX_FEAT_RANGE_SAMPLES (1ULL << 5)	/* ... with a sample_period */
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 

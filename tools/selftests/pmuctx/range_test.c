@@ -32,6 +32,13 @@ static bool kind_supported(unsigned int kind)
 	return !range_caps(&info) && (info.range_kinds & (1U << kind));
 }
 
+static bool range_samples(void)
+{
+	struct pmuctx_info info;
+
+	return !range_caps(&info) && (info.features & PMUCTX_FEAT_RANGE_SAMPLES);
+}
+
 static int open_range_on(uint64_t config, const volatile void *start,
 			 size_t len, uint64_t flags, int target)
 {
@@ -760,6 +767,12 @@ TEST(sampled_hits)
 
 	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE))
 		SKIP(return, "no write ranges");
+	if (!range_samples()) {
+		/* Said so, and refused so (arm64 kernels without BPF). */
+		EXPECT_EQ(-1, pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC));
+		EXPECT_EQ(EOPNOTSUPP, errno);
+		SKIP(return, "this kernel's range counters do not sample");
+	}
 	fd = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	store_word(&word, n);

@@ -144,6 +144,7 @@ static struct timespec t_start;
 static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
 static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
+static bool range_samples;		/* PMUCTX_FEAT_RANGE_SAMPLES */
 /* What range counters watch: the streams' own accesses land here. */
 static volatile uint64_t watched[512] __attribute__((aligned(4096)));
 static bool allow_kernel;
@@ -868,6 +869,8 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 			need(e, EOPNOTSUPP);
 		if (a->sample_period > 0xffffffffULL)
 			need(e, EINVAL);
+		else if (a->sample_period && !range_samples)
+			need(e, EOPNOTSUPP);
 		/* The user address space ends at 2^47 (x86_64) or 2^48. */
 		if (a->range_end >= 1ULL << 48)
 			need(e, EINVAL);
@@ -2526,6 +2529,7 @@ static int probe(struct pmuctx_info *info)
 	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
 	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
 		range_kinds = info->range_kinds;
+	range_samples = info->features & PMUCTX_FEAT_RANGE_SAMPLES;
 	close(dev);
 	return 0;
 }
