@@ -174,5 +174,13 @@ int pmuctx_may_attach(struct task_struct *task)
 	if ((scope == 0 || pmuctx_is_descendant(task)) &&
 	    pmuctx_creds_match(task) && pmuctx_dumpable(task))
 		return 0;
+	/*
+	 * A task on its way out has dropped its mm (exit_mm() comes after
+	 * PF_EXITING is set), so it is not "dumpable": it is gone, not
+	 * forbidden.  Its exit fold (a task work now) keeps it findable a
+	 * little longer than before, which made the fuzzer see EACCES.
+	 */
+	if (READ_ONCE(task->flags) & PF_EXITING)
+		return -ESRCH;
 	return -EACCES;
 }
