@@ -74,13 +74,6 @@ static inline int open_sw_on(uint64_t config, uint64_t flags, int target,
 	return pmuctx_open_attr(&a, target, -1, open_flags | PMUCTX_OPEN_CLOEXEC);
 }
 
-static inline int ctx_stats(int fd, struct pmuctx_ctx_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return ioctl(fd, PMUCTX_IOC_STATS, st);
-}
-
 static inline int pmu_info(struct pmuctx_info *info)
 {
 	memset(info, 0, sizeof(*info));

@@ -279,22 +279,13 @@ TEST(hardware_counters_swap_like_software_ones)
 		read_full(b[0], &c, 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	memset(&st, 0, sizeof(st));
-	st.size = sizeof(st);
-	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_STATS, &st));
+	ASSERT_EQ(0, ctx_stats(fd, &st));
 	TH_LOG("swaps %llu loads %llu", (unsigned long long)st.tree_swaps,
 	       (unsigned long long)st.tree_loads);
 	EXPECT_LE(1500, st.tree_swaps);
 	EXPECT_GT(st.tree_swaps / 10, st.tree_loads);
 	EXPECT_LE(2 * 1000 * 1000, pmuctx_read1(fd));
 	close(fd);
-}
-
-static int ctx_stats_hw(int fd, struct pmuctx_ctx_stats *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return ioctl(fd, PMUCTX_IOC_STATS, st);
 }
 
 TEST(self_read_matches_read)
@@ -444,7 +435,7 @@ TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
 	read_full(b[0], kid_res, 1);	/* the child's last turn */
 	read_full(res[0], kid_res, sizeof(kid_res));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, ctx_stats_hw(fd, &st));
+	ASSERT_EQ(0, ctx_stats(fd, &st));
 	TH_LOG("swaps %llu loads %llu; parent: turn %llu, gap %llu; child: turn %llu, gap %llu",
 	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
 	       (unsigned long long)turn, (unsigned long long)gap,

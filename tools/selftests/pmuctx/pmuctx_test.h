@@ -69,6 +69,14 @@ static inline int pmuctx_open_sw(uint64_t config, uint64_t flags,
 	return pmuctx_open_attr(&attr, target, group_fd, PMUCTX_OPEN_CLOEXEC);
 }
 
+/* PMUCTX_IOC_STATS of the context @fd's counter lives in. */
+static inline int ctx_stats(int fd, struct pmuctx_ctx_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(fd, PMUCTX_IOC_STATS, st);
+}
+
 static inline uint64_t pmuctx_read1(int fd)
 {
 	uint64_t v = UINT64_MAX;
