@@ -247,20 +247,6 @@ void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta)
 		ctx->rebase &= ~PMUCTX_REBASE_PAGES;
 }
 
-/*
- * local_clock() of @cpu.  Where sched_clock is unstable (x86 with
- * unsynchronised TSCs, as in QEMU TCG) CPUs' clocks differ, and a context's
- * snapshot was taken on its holder's CPU.
- */
-static u64 pmuctx_clock_of(int cpu)
-{
-#ifdef CONFIG_HAVE_UNSTABLE_SCHED_CLOCK
-	if (cpu >= 0 && cpu != raw_smp_processor_id())
-		return sched_clock_cpu(cpu);
-#endif
-	return local_clock();
-}
-
 void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 {
 	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
@@ -268,66 +254,18 @@ void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
 }
 
-/*
- * The holder's progress since its snapshot.  For a holder running on
- * another CPU the fault counts are read while it may change them: a value
- * one fault old is as good as the read that raced with the fault.
- */
-static void pmuctx_holder_delta(struct pmuctx_context *ctx, u64 *delta)
-{
-	struct task_struct *t = ctx->task;
-	int cpu = ctx->loaded_cpu;
-	/*
-	 * The snapshot is the holder's CPU's clock: a reader elsewhere asks
-	 * that CPU's clock too (they differ where sched_clock is unstable).
-	 */
-	u64 now = pmuctx_clock_of(cpu);
-	s64 dt = now - ctx->snap[PMUCTX_CLK_TIME];
-
-	delta[PMUCTX_CLK_TIME] = dt > 0 ? dt : 0;
-	/* Racy by design when the holder runs elsewhere, see above. */
-	delta[PMUCTX_CLK_MINFLT] = data_race(READ_ONCE(t->min_flt)) -
-				   ctx->snap[PMUCTX_CLK_MINFLT];
-	/* Likewise. */
-	delta[PMUCTX_CLK_MAJFLT] = data_race(READ_ONCE(t->maj_flt)) -
-				   ctx->snap[PMUCTX_CLK_MAJFLT];
-}
-
-/* ctx->lock held: the clocks as of now. */
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 {
-	u64 delta[PMUCTX_NR_CLOCKS] = {};
-	int i;
-
-	lockdep_assert_held(&ctx->lock);
-	/* Loaded here: the PMU can be read directly (remote: sync_hw first). */
-	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id()) {
-		pmuctx_hw->fold(ctx);
-		pmuctx_ctx_update_user_pages(ctx);
-	}
-	if (ctx->clocks_running && ctx->task)
-		pmuctx_holder_delta(ctx, delta);
-	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
-		clk[i] = ctx->clock[i] + delta[i];
-	if (clk[PMUCTX_CLK_TIME] < ctx->time_seen)
-		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
-	ctx->time_seen = clk[PMUCTX_CLK_TIME];
+	__pmuctx_ctx_clocks_now(ctx, clk);
 }
 
 /* ctx->lock held: stop the clocks, crediting the holder's progress. */
 void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 {
-	u64 delta[PMUCTX_NR_CLOCKS] = {};
-	int i;
-
 	lockdep_assert_held(&ctx->lock);
 	if (!ctx->clocks_running)
 		return;
-	pmuctx_holder_delta(ctx, delta);
-	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
-		ctx->clock[i] += delta[i];
-	if (ctx->clock[PMUCTX_CLK_TIME] < ctx->time_seen)
-		ctx->clock[PMUCTX_CLK_TIME] = ctx->time_seen;
+	pmuctx_ctx_holder_clocks(ctx, ctx->clock);
 	ctx->clocks_running = false;
 }
 

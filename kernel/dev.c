@@ -459,7 +459,8 @@ static u64 pmuctx_ctx_stamp(struct pmuctx_context *ctx)
 #define PMUCTX_SLICE_WORDS	(sizeof(struct pmuctx_slice_stats) / sizeof(u64))
 
 /* Size of a read: nr, times and stamp, then per value its id and slices. */
-static size_t pmuctx_read_size(struct pmuctx_counter *c, unsigned int members)
+static __always_inline size_t pmuctx_read_size(struct pmuctx_counter *c,
+					       unsigned int members)
 {
 	u64 fmt = c->attr.read_format;
 	size_t words = 1, per_value = 1;
@@ -513,14 +514,28 @@ static unsigned int pmuctx_read_words(struct pmuctx_counter *c, u64 *words,
 	return n;
 }
 
+/*
+ * A read's few words, stored one by one: for a handful of words
+ * copy_to_user() costs more than all of the read's own work.
+ */
 static ssize_t pmuctx_copy_words(char __user *buf, size_t count,
 				 const u64 *words, unsigned int n)
 {
+	u64 __user *out = (u64 __user *)buf;
 	size_t size = n * sizeof(u64);
+	unsigned int i;
 
 	if (count < size)
 		return -ENOSPC;
-	return copy_to_user(buf, words, size) ? -EFAULT : size;
+	if (!user_write_access_begin(out, size))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_put_user(words[i], &out[i], fault);
+	user_write_access_end();
+	return size;
+fault:
+	user_write_access_end();
+	return -EFAULT;
 }
 
 /*
@@ -599,18 +614,55 @@ unlock:
 	return ret;
 }
 
+/*
+ * The plain read (no GROUP, no SLICES): value, then the words its format
+ * asks for, stored one by one.  For these few words copy_to_user() costs
+ * more than the whole reading (x86_64: ~130 guest instructions of the
+ * ~950 of a read()).
+ */
+static ssize_t pmuctx_read_plain(struct pmuctx_counter *c,
+				 char __user *buf, size_t count)
+{
+	u64 fmt = c->attr.read_format, stamp = 0;
+	u64 __user *out = (u64 __user *)buf;
+	size_t size = pmuctx_read_size(c, 1);
+	struct pmuctx_reading rd;
+
+	if (count < size)
+		return -ENOSPC;
+	rd.slices = NULL;
+	pmuctx_counter_family_read(c, &rd);
+	if (fmt & PMUCTX_FORMAT_STAMP)
+		stamp = pmuctx_ctx_stamp(c->ctx);
+	if (!user_write_access_begin(out, size))
+		return -EFAULT;
+	unsafe_put_user(rd.value, out++, fault);
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_ENABLED)
+		unsafe_put_user(rd.enabled, out++, fault);
+	if (fmt & PMUCTX_FORMAT_TOTAL_TIME_RUNNING)
+		unsafe_put_user(rd.running, out++, fault);
+	if (fmt & PMUCTX_FORMAT_ID)
+		unsafe_put_user(c->id, out++, fault);
+	if (fmt & PMUCTX_FORMAT_STAMP)
+		unsafe_put_user(stamp, out, fault);
+	user_write_access_end();
+	return size;
+fault:
+	user_write_access_end();
+	return -EFAULT;
+}
+
 static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 				   size_t count, loff_t *ppos)
 {
 	struct pmuctx_counter *c = file->private_data;
-	u64 fmt = c->attr.read_format, words[5];
+	u64 fmt = c->attr.read_format;
 
 	if (fmt & PMUCTX_FORMAT_GROUP)
 		return pmuctx_read_group(c, buf, count);
 	if (fmt & PMUCTX_FORMAT_SLICES)
 		return pmuctx_read_sliced(c, buf, count);
-	return pmuctx_copy_words(buf, count, words,
-				 pmuctx_read_words(c, words, NULL));
+	return pmuctx_read_plain(c, buf, count);
 }
 
 /* Apply @fn to the counter, or with PMUCTX_IOC_FLAG_GROUP to its group. */
@@ -653,7 +705,7 @@ static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx,
 
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	st->tree_loads += ctx->loads;
-	st->tree_swaps += ctx->swaps;
+	st->tree_swaps += pmuctx_ctx_swaps(ctx);
 	st->tree_rotations += ctx->rotations;
 	if (dead)
 		*dead = ctx->dead;
@@ -681,7 +733,7 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	st.generation = ctx->generation;
 	st.family = ctx->family;
 	st.loads = ctx->loads;
-	st.swaps = ctx->swaps;
+	st.swaps = pmuctx_ctx_swaps(ctx);
 	st.rotations = ctx->rotations;
 	dead = ctx->dead;
 	pmuctx_ctx_unlock_irq(ctx);

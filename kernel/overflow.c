@@ -217,9 +217,10 @@ static void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
 					       loaded);
 }
 
+/* ctx->lock held, or @ctx claimed. */
 void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
 {
-	lockdep_assert_held(&ctx->lock);
+	pmuctx_ctx_assert_owned(ctx);
 	if (ctx->nr_mapped)
 		pmuctx_ctx_write_user_pages(ctx);
 }

@@ -19,6 +19,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
@@ -127,6 +128,24 @@ struct pmuctx_fork_kit {
 };
 
 struct pmuctx_context {
+	/*
+	 * Equivalence, precomputed, and the swap's lock.  The family root
+	 * (family, or the generation of an original) while the context may
+	 * change holders, else 0; two contexts are equivalent iff their keys
+	 * are equal and non-zero.  A swap (sched_out, IRQs off, on the
+	 * holder's CPU) owns both contexts while it has set
+	 * PMUCTX_SWAP_CLAIMED in both keys with cmpxchg; it never waits.
+	 * A reading (read() of a counter, IRQs off, any CPU) claims the
+	 * same way, one context, instead of taking ctx->lock
+	 * (pmuctx_ctx_claim()).  pmuctx_ctx_lock*() waits a claim out and
+	 * zeroes the key, so no claim starts while ctx->lock is held;
+	 * pmuctx_ctx_unlock*() republishes it (release) from the context's
+	 * state.  So every field a swap writes (@task, @link, @clock, @snap,
+	 * the links' ctx and migrations_at_out) is stable under
+	 * ctx->lock, and a claim owns the context as ctx->lock does.
+	 */
+	u64 swap_key;	/* first: claims and releases address it directly */
+
 	refcount_t refs;	/* link->ctx, each counter->ctx, temporaries */
 
 	/*
@@ -159,20 +178,6 @@ struct pmuctx_context {
 	int loaded_cpu;
 	bool clocks_running;	/* holder on CPU, @snap valid */
 	bool dead;		/* holder exited: frozen */
-	/*
-	 * Equivalence, precomputed, and the swap's lock.  The family root
-	 * (family, or the generation of an original) while the context may
-	 * change holders, else 0; two contexts are equivalent iff their keys
-	 * are equal and non-zero.  A swap (sched_out, IRQs off, on the
-	 * holder's CPU) owns both contexts while it has set
-	 * PMUCTX_SWAP_CLAIMED in both keys with cmpxchg; it never waits.
-	 * pmuctx_ctx_lock*() waits such a claim out and zeroes the key, so no
-	 * swap starts while ctx->lock is held; pmuctx_ctx_unlock*()
-	 * republishes it (release) from the context's state.  So every field
-	 * a swap writes (@task, @link, @clock, @snap, @swaps, the
-	 * links' ctx and migrations_at_out) is stable under ctx->lock.
-	 */
-	u64 swap_key;
 	u64 clock[PMUCTX_NR_CLOCKS];
 	/*
 	 * The holder's time and fault counts when the clocks last started (or
@@ -259,7 +264,12 @@ struct pmuctx_context {
 	 */
 	u64 seq;
 	u64 loads;		/* full loads */
-	u64 swaps;		/* handed on, still loaded, to an equivalent task */
+	/*
+	 * Switches out that unloaded the context.  The others handed it on,
+	 * still loaded, to an equivalent task: pmuctx_ctx_swaps(), so the
+	 * swap bumps one count (the switch clock), not two.
+	 */
+	u64 switch_unloads;
 
 	/*
 	 * Folds the clones after the holder exits (or exec'd out of reach).
@@ -445,6 +455,12 @@ static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 /* Set in the key of a context with self-read pages: see nr_mapped. */
 #define PMUCTX_SWAP_MAPPED	BIT_ULL(62)
 
+/* ctx->lock held: how often the context was handed on by a swap. */
+static inline u64 pmuctx_ctx_swaps(const struct pmuctx_context *ctx)
+{
+	return ctx->clock[PMUCTX_CLK_SWITCHES] - ctx->switch_unloads;
+}
+
 /* Clones a fork of the holder may need: every inheriting counter. */
 static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
 {
@@ -485,6 +501,39 @@ static inline void pmuctx_ctx_block_swaps(struct pmuctx_context *ctx)
 		if (!key || try_cmpxchg(&ctx->swap_key, &key, 0))
 			return;
 	}
+}
+
+/*
+ * Claim @ctx as a swap claims it (see swap_key): while the claim lasts no
+ * swap and no lock holder touches the context, so the claimer may read it
+ * and write what a lock holder could.  Fails, without waiting, when the
+ * context is claimed already, under ctx->lock, or may not change holders
+ * (key 0).  IRQs off: a lock taker interrupting the claimer on its CPU
+ * would wait for the claim forever.
+ */
+static __always_inline bool pmuctx_ctx_claim(struct pmuctx_context *ctx,
+					     u64 *key)
+{
+	*key = READ_ONCE(ctx->swap_key);
+	if (!*key || (*key & PMUCTX_SWAP_CLAIMED))
+		return false;
+	/* Acquire: the last lock holder's writes are visible to the claimer. */
+	return try_cmpxchg_acquire(&ctx->swap_key, key,
+				   *key | PMUCTX_SWAP_CLAIMED);
+}
+
+static __always_inline void pmuctx_ctx_unclaim(struct pmuctx_context *ctx,
+					       u64 key)
+{
+	/* Pairs with pmuctx_ctx_block_swaps(): a lock holder sees the claim's writes. */
+	smp_store_release(&ctx->swap_key, key);
+}
+
+/* For the checks of debug kernels: ctx->lock held, or @ctx claimed. */
+static __always_inline void pmuctx_ctx_assert_owned(struct pmuctx_context *ctx)
+{
+	lockdep_assert(lockdep_is_held(&ctx->lock) ||
+		       (READ_ONCE(ctx->swap_key) & PMUCTX_SWAP_CLAIMED));
 }
 
 /*
@@ -608,6 +657,71 @@ void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
 void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
 void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
 			    struct pmuctx_context *nctx);
+
+/*
+ * local_clock() of @cpu.  Where sched_clock is unstable (x86 with
+ * unsynchronised TSCs, as in QEMU TCG) CPUs' clocks differ, and a context's
+ * snapshot was taken on its holder's CPU.
+ */
+static inline u64 pmuctx_clock_of(int cpu)
+{
+#ifdef CONFIG_HAVE_UNSTABLE_SCHED_CLOCK
+	if (cpu >= 0 && cpu != raw_smp_processor_id())
+		return sched_clock_cpu(cpu);
+#endif
+	return local_clock();
+}
+
+/*
+ * @clk = the context's clocks with the holder's progress since its
+ * snapshot (in place when @clk is ctx->clock), never behind a time already
+ * handed out.  For a holder running on another CPU the fault counts are
+ * read while it may change them: a value one fault old is as good as the
+ * read that raced with the fault.  Inline and without a delta array: every
+ * read() goes through here.
+ */
+static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
+						     u64 *clk)
+{
+	struct task_struct *t = ctx->task;
+	int i;
+	s64 dt;
+
+	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
+		clk[i] = ctx->clock[i];
+	if (ctx->clocks_running && t) {
+		/*
+		 * The snapshot is the holder's CPU's clock: a reader elsewhere
+		 * asks that CPU's clock too (they differ where sched_clock is
+		 * unstable).
+		 */
+		dt = pmuctx_clock_of(ctx->loaded_cpu) - ctx->snap[PMUCTX_CLK_TIME];
+		if (dt > 0)
+			clk[PMUCTX_CLK_TIME] += dt;
+		/* Racy by design when the holder runs elsewhere, see above. */
+		clk[PMUCTX_CLK_MINFLT] += data_race(READ_ONCE(t->min_flt)) -
+					  ctx->snap[PMUCTX_CLK_MINFLT];
+		/* Likewise. */
+		clk[PMUCTX_CLK_MAJFLT] += data_race(READ_ONCE(t->maj_flt)) -
+					  ctx->snap[PMUCTX_CLK_MAJFLT];
+	}
+	if (clk[PMUCTX_CLK_TIME] < ctx->time_seen)
+		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
+}
+
+/* ctx->lock held, or @ctx claimed (a reading): the clocks as of now. */
+static __always_inline void __pmuctx_ctx_clocks_now(struct pmuctx_context *ctx,
+						    u64 *clk)
+{
+	pmuctx_ctx_assert_owned(ctx);
+	/* Loaded here: the PMU can be read directly (remote: sync_hw first). */
+	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id()) {
+		pmuctx_hw->fold(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
+	pmuctx_ctx_holder_clocks(ctx, clk);
+	ctx->time_seen = clk[PMUCTX_CLK_TIME];
+}
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);

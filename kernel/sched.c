@@ -123,19 +123,17 @@ static __always_inline void pmuctx_swap(struct pmuctx_link *link,
 					struct task_struct *next)
 {
 	ctx->clock[PMUCTX_CLK_SWITCHES]++;
-	rcu_assign_pointer(link->ctx, nctx);
-	rcu_assign_pointer(nlink->ctx, ctx);
+	/*
+	 * No release needed: both contexts were published long ago, and a
+	 * reader that finds one under a link takes its lock or claim,
+	 * which waits for this swap's release of the claims.
+	 */
+	RCU_INIT_POINTER(link->ctx, nctx);
+	RCU_INIT_POINTER(nlink->ctx, ctx);
 	ctx->task = next;
 	ctx->link = nlink;
 	nctx->task = current;
 	nctx->link = link;
-	ctx->swaps++;
-}
-
-static __always_inline void pmuctx_unclaim(struct pmuctx_context *ctx, u64 key)
-{
-	/* Pairs with pmuctx_ctx_block_swaps(): a lock holder sees the swap. */
-	smp_store_release(&ctx->swap_key, key);
 }
 
 /*
@@ -193,8 +191,25 @@ static void pmuctx_swap_rebased(struct pmuctx_link *link,
 	if (rebase & PMUCTX_REBASE_PAGES)
 		pmuctx_swap_user_pages(ctx, nctx);
 	pmuctx_swap(link, ctx, nlink, nctx, next);
-	pmuctx_unclaim(nctx, key);
-	pmuctx_unclaim(ctx, key);
+	pmuctx_ctx_unclaim(nctx, key);
+	pmuctx_ctx_unclaim(ctx, key);
+}
+
+/*
+ * next's link, if it has one (next is stopped: nobody changes its list).
+ * Its notifier has the ops prev's own link holds: one load, where the
+ * ops' address takes two instructions on arm64.
+ */
+static __always_inline struct pmuctx_link *
+pmuctx_link_of_next(struct task_struct *next, const struct pmuctx_link *own)
+{
+	struct preempt_ops *ops = own->notifier.ops;
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &next->preempt_notifiers, link)
+		if (pn->ops == ops)
+			return container_of(pn, struct pmuctx_link, notifier);
+	return NULL;
 }
 
 /*
@@ -218,7 +233,7 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 
 	if (!key || (key & PMUCTX_SWAP_CLAIMED))
 		return PMUCTX_NO_SWAP;
-	nlink = pmuctx_link_of_stopped(next);
+	nlink = pmuctx_link_of_next(next, link);
 	if (!nlink)
 		return PMUCTX_NO_SWAP;
 	/*
@@ -234,7 +249,7 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 	nkey = key;
 	if (!try_cmpxchg_acquire(&nctx->swap_key, &nkey,
 				 key | PMUCTX_SWAP_CLAIMED)) {
-		pmuctx_unclaim(ctx, key);
+		pmuctx_ctx_unclaim(ctx, key);
 		return PMUCTX_NO_SWAP;
 	}
 	/*
@@ -247,8 +262,8 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 	    WARN_ON_ONCE(ctx->loaded_cpu != smp_processor_id() ||
 			 !ctx->clocks_running ||
 			 nctx->loaded_cpu >= 0)) {
-		pmuctx_unclaim(nctx, key);
-		pmuctx_unclaim(ctx, key);
+		pmuctx_ctx_unclaim(nctx, key);
+		pmuctx_ctx_unclaim(ctx, key);
 		return PMUCTX_NO_SWAP;
 	}
 	rebase = ctx->rebase;
@@ -259,8 +274,8 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 		pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
-	pmuctx_unclaim(nctx, key);
-	pmuctx_unclaim(ctx, key);
+	pmuctx_ctx_unclaim(nctx, key);
+	pmuctx_ctx_unclaim(ctx, key);
 	return PMUCTX_SWAPPED;
 }
 
@@ -288,6 +303,7 @@ static noinline void pmuctx_sched_out_slow(struct pmuctx_link *link,
 	if (!ctx->dead) {
 		pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
+		ctx->switch_unloads++;
 		link->migrations_at_out = READ_ONCE(current->se.nr_migrations);
 		pmuctx_ctx_unload(ctx);
 	}

@@ -3,6 +3,7 @@
  * Every invalid attr, target and flag gets its documented errno
  * (Documentation/uapi.rst), and the attach policy denies what it must.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include "pmuctx_test.h"
@@ -167,6 +168,52 @@ TEST(group_fds)
 	close(member);
 	close(lead);
 	close(devnull);
+}
+
+/*
+ * A plain read stores its words one by one into user memory (dev.c): a
+ * buffer whose first words are writable and the rest not, a read-only
+ * one, a kernel address, must each fail with EFAULT, and what was
+ * writable holds nothing but the read's own words.
+ */
+TEST(plain_read_words_to_hostile_buffers)
+{
+	uint64_t fmt = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+		       PMUCTX_FORMAT_TOTAL_TIME_RUNNING | PMUCTX_FORMAT_ID;
+	int fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0, fmt, 0, -1);
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t words[4], id, *edge;
+	char *map;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ID, &id));
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, mprotect(map + page, page, PROT_NONE));
+	/* Two words before the PROT_NONE page, two in it. */
+	edge = (uint64_t *)(map + page) - 2;
+	edge[0] = edge[1] = 0x5a5a5a5a5a5a5a5aull;
+	EXPECT_EQ(-1, read(fd, edge, sizeof(words)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_NE(0x5a5a5a5a5a5a5a5aull, edge[1]);	/* enabled time */
+	EXPECT_EQ(-1, read(fd, map + page, sizeof(words)));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, mprotect(map, page, PROT_READ));
+	EXPECT_EQ(-1, read(fd, map, sizeof(words)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, read(fd, (void *)(uintptr_t)0xffffffff81000000ull,
+			   sizeof(words)));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, read(fd, words, sizeof(words) - 1));
+	EXPECT_EQ(ENOSPC, errno);
+	/* And the good read after all that: value, enabled, running, id. */
+	ASSERT_EQ((ssize_t)sizeof(words), read(fd, words, sizeof(words)));
+	EXPECT_LE(words[0], words[1]);
+	EXPECT_EQ(words[1], words[2]);
+	EXPECT_EQ(id, words[3]);
+	munmap(map, 2 * page);
+	close(fd);
 }
 
 TEST(counter_fd_ioctls_and_reads)

@@ -714,6 +714,10 @@ struct swap_race {
 	int fd;
 	long reads, drops, locked_ops, tree_reads;
 	uint64_t max_read, drop_from, drop_to;
+	/* An inherited task-clock read with its times: claimed reads. */
+	int clock_fd;
+	long clock_reads, clock_bad;
+	uint64_t bad_words[3];
 };
 
 /*
@@ -728,11 +732,23 @@ static void *swap_racer(void *arg)
 	struct pmuctx_tree_entry ents[4];
 	struct pmuctx_tree_read tr;
 	struct pmuctx_ctx_stats st;
-	uint64_t v, last = 0;
+	uint64_t v, last = 0, w[3], clock_last = 0;
 
 	while (sr->phase < 1)
 		usleep(100);
 	while (sr->phase < 2) {
+		/*
+		 * value, enabled, running of one family: every instance counts
+		 * task time exactly while enabled, so value == running, and a
+		 * later read is never less.  A torn reading breaks either.
+		 */
+		if (read(sr->clock_fd, w, sizeof(w)) == sizeof(w)) {
+			sr->clock_reads++;
+			if ((w[0] != w[2] || w[0] < clock_last || w[1] < w[2]) &&
+			    !sr->clock_bad++)
+				memcpy(sr->bad_words, w, sizeof(w));
+			clock_last = w[0];
+		}
 		v = pmuctx_read1(sr->fd);
 		sr->reads++;
 		if (v < last && !sr->drops++) {
@@ -766,9 +782,10 @@ static void touch_every(long round)
  * The swap takes no lock: it claims both contexts' keys, and every
  * ctx->lock taker first waits a claim out (design.rst).  A parent and its
  * child swap on every switch of a pipe ping-pong on CPU 0 while a thread
- * on CPU 1 takes the lock of both contexts without pause.  The family
- * total must stay exact (faults, checked against both tasks' own counts),
- * reads must never drop, and most switches must still be swaps.
+ * on CPU 1 takes the lock of both contexts without pause, or claims them
+ * as a swap does (plain reads).  The family total must stay exact (faults,
+ * checked against both tasks' own counts), reads must never drop or tear,
+ * and most switches must still be swaps.
  */
 TEST(swaps_racing_lock_takers_stay_exact)
 {
@@ -794,6 +811,10 @@ TEST(swaps_racing_lock_takers_stay_exact)
 	fa = minflt_thread();
 	sr->fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS_MIN, PMUCTX_ATTR_INHERIT, 0, 0);
 	ASSERT_LE(0, sr->fd);
+	sr->clock_fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, PMUCTX_ATTR_INHERIT,
+				      PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+				      PMUCTX_FORMAT_TOTAL_TIME_RUNNING, 0, -1);
+	ASSERT_LE(0, sr->clock_fd);
 	fb = minflt_thread();
 	kid = fork();
 	ASSERT_LE(0, kid);
@@ -824,17 +845,22 @@ TEST(swaps_racing_lock_takers_stay_exact)
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st));
 	lo = sr->child_faults + (fc - fb);
 	hi = sr->child_faults + (fd - fa);
-	TH_LOG("family %llu faults (expected %llu..%llu); %llu swaps, %llu loads; racer: %ld reads, %ld locked ops, %ld tree reads, %ld drops",
+	TH_LOG("family %llu faults (expected %llu..%llu); %llu swaps, %llu loads; racer: %ld reads, %ld locked ops, %ld tree reads, %ld drops, %ld clock reads",
 	       (unsigned long long)final, (unsigned long long)lo,
 	       (unsigned long long)hi, (unsigned long long)st.tree_swaps,
 	       (unsigned long long)st.tree_loads, sr->reads, sr->locked_ops,
-	       sr->tree_reads, sr->drops);
+	       sr->tree_reads, sr->drops, sr->clock_reads);
 	EXPECT_LE(lo, final);
 	EXPECT_GE(hi, final);
 	EXPECT_EQ(0, sr->drops) TH_LOG("dropped from %llu to %llu",
 				       (unsigned long long)sr->drop_from,
 				       (unsigned long long)sr->drop_to);
 	EXPECT_GE(final, sr->max_read);
+	EXPECT_EQ(0, sr->clock_bad) TH_LOG("task clock read %llu, enabled %llu, running %llu",
+					   (unsigned long long)sr->bad_words[0],
+					   (unsigned long long)sr->bad_words[1],
+					   (unsigned long long)sr->bad_words[2]);
+	EXPECT_LT(1000, sr->clock_reads);
 	EXPECT_LT(1000, sr->locked_ops);
 	EXPECT_LT(SWAP_ROUNDS / 2, st.tree_swaps);
 }
