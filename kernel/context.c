@@ -96,6 +96,57 @@ fail:
 }
 
 /*
+ * A kit one clone bigger than @ctx's current one (@nr slots), with only
+ * its last clone allocated: pmuctx_kit_grow() moves the rest over.
+ * Process context, charged as pmuctx_kit_alloc().
+ */
+struct pmuctx_fork_kit *pmuctx_kit_alloc_growth(unsigned int nr)
+{
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
+	struct pmuctx_fork_kit *kit;
+
+	kit = kzalloc(struct_size(kit, clones, nr), gfp);
+	if (!kit)
+		return NULL;
+	kit->nr = nr;
+	kit->clones[nr - 1] = pmuctx_counter_alloc(gfp);
+	if (kit->clones[nr - 1])
+		return kit;
+	kfree(kit);
+	return NULL;
+}
+
+/*
+ * ctx->lock held.  Make @more (from pmuctx_kit_alloc_growth()) @ctx's
+ * kit, with the current kit's clones, context and link moved into it.
+ * Returns what the caller frees: the emptied current kit, or @more when
+ * the current kit has room already (a bigger spare was reused), or
+ * ERR_PTR(-EAGAIN) when @ctx has no kit to grow (a fork took it): then
+ * the caller needs a whole kit.
+ */
+struct pmuctx_fork_kit *pmuctx_kit_grow(struct pmuctx_context *ctx,
+					struct pmuctx_fork_kit *more)
+{
+	struct pmuctx_fork_kit *kit = ctx->fork_kit;
+	unsigned int i;
+
+	if (!kit || kit->nr + 1 < more->nr)
+		return ERR_PTR(-EAGAIN);
+	if (kit->nr >= more->nr)
+		return more;
+	for (i = 0; i < kit->nr; i++) {
+		more->clones[i] = kit->clones[i];
+		kit->clones[i] = NULL;
+	}
+	more->ctx = kit->ctx;
+	more->link = kit->link;
+	kit->ctx = NULL;
+	kit->link = NULL;
+	ctx->fork_kit = more;
+	return kit;
+}
+
+/*
  * What a fork left unused, or a whole kit nobody will use.  None of it was
  * ever visible to anyone else, so this is safe in atomic context.
  */

@@ -178,18 +178,27 @@ static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
 static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			  struct pmuctx_counter *leader)
 {
-	struct pmuctx_fork_kit *kit = NULL;
-	u64 clk[PMUCTX_NR_CLOCKS];
+	struct pmuctx_fork_kit *kit = NULL, *spent;
+	bool resched = false, grow = false;
 	int err = 0, placed = PMUCTX_MUX_ON;
-	bool resched = false;
+	u64 clk[PMUCTX_NR_CLOCKS];
 
 	mutex_lock(&ctx->mutex);
+again:
 	/*
 	 * An inheriting counter needs room in the fork kit: the next fork
 	 * must find a clone for it ready.  ctx->mutex keeps the count stable.
+	 * Only that one clone is allocated when the context has its kit
+	 * (opening n inherited counters allocates n clones, not n^2/2); a
+	 * whole kit when it has none (new, or a fork took it).
 	 */
 	if (pmuctx_counter_inherits(c, true)) {
-		kit = pmuctx_kit_alloc(pmuctx_kit_size(ctx) + 1);
+		pmuctx_ctx_lock_irq(ctx);
+		grow = ctx->fork_kit &&
+		       ctx->fork_kit->nr >= pmuctx_kit_size(ctx);
+		pmuctx_ctx_unlock_irq(ctx);
+		kit = grow ? pmuctx_kit_alloc_growth(pmuctx_kit_size(ctx) + 1) :
+			     pmuctx_kit_alloc(pmuctx_kit_size(ctx) + 1);
 		if (!kit) {
 			mutex_unlock(&ctx->mutex);
 			return -ENOMEM;
@@ -208,6 +217,17 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 		err = -EMFILE;
 		goto out;
 	}
+	if (grow) {
+		spent = pmuctx_kit_grow(ctx, kit);
+		if (IS_ERR(spent)) {
+			/* A fork took the kit since: make a whole one. */
+			pmuctx_ctx_unlock_irq(ctx);
+			pmuctx_kit_free(kit);
+			kit = NULL;
+			goto again;
+		}
+		kit = spent;	/* freed below */
+	}
 	placed = pmuctx_mux_add(ctx, c, leader);
 	if (placed < 0) {
 		err = placed;
@@ -219,7 +239,7 @@ static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 	c->ctx = ctx;
 	list_add_tail(&c->ctx_entry, &ctx->counters);
 	pmuctx_ctx_tally(ctx, c, 1);
-	if (kit)
+	if (kit && !grow)
 		swap(kit, ctx->fork_kit);	/* the old one is freed below */
 	if (leader) {
 		c->leader = leader;

@@ -173,7 +173,9 @@ struct pmuctx_context {
 	 * CPU whose PMU holds it, -1 = none.  With @clocks_running, written
 	 * only on the holder's CPU (its sched hooks, its exit and detach, and
 	 * mmap by the holder), so sched_in on that CPU may read both without
-	 * the lock.
+	 * the lock.  Loaded implies running: only a load sets @loaded_cpu,
+	 * after starting the clocks, and whoever stops them (sched_out, exit,
+	 * detach, all on the holder's CPU) unloads it there.
 	 */
 	int loaded_cpu;
 	bool clocks_running;	/* holder on CPU, @snap valid */
@@ -454,6 +456,12 @@ static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
 /* Set in the key of a context with self-read pages: see nr_mapped. */
 #define PMUCTX_SWAP_MAPPED	BIT_ULL(62)
+/*
+ * Set in the key of a context whose swap re-bases something (@rebase), so
+ * the swap tests the key it holds in a register.  Equivalent contexts
+ * have the same counters, hence the same bit.
+ */
+#define PMUCTX_SWAP_REBASE	BIT_ULL(61)
 
 /* ctx->lock held: how often the context was handed on by a swap. */
 static inline u64 pmuctx_ctx_swaps(const struct pmuctx_context *ctx)
@@ -551,7 +559,8 @@ static inline void pmuctx_ctx_publish_swap_key(struct pmuctx_context *ctx)
 	/* Pairs with the next swap's acquiring claim. */
 	smp_store_release(&ctx->swap_key, pmuctx_ctx_swappable(ctx) ?
 			  (ctx->family ?: ctx->generation) |
-			  (ctx->nr_mapped ? PMUCTX_SWAP_MAPPED : 0) : 0);
+			  (ctx->nr_mapped ? PMUCTX_SWAP_MAPPED : 0) |
+			  (ctx->rebase ? PMUCTX_SWAP_REBASE : 0) : 0);
 }
 
 /*
@@ -619,6 +628,9 @@ void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link)
 void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      const struct pmuctx_counter *c, int delta);
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr);
+struct pmuctx_fork_kit *pmuctx_kit_alloc_growth(unsigned int nr);
+struct pmuctx_fork_kit *pmuctx_kit_grow(struct pmuctx_context *ctx,
+					struct pmuctx_fork_kit *more);
 void pmuctx_kit_free(struct pmuctx_fork_kit *kit);
 void pmuctx_kit_retire(struct pmuctx_fork_kit *kit);
 struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr);

@@ -89,7 +89,8 @@ static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 /*
  * After an equivalent swap the context is loaded here with its clocks
  * running for this task already (sched_out did the rest): nothing to do,
- * and both fields are only ever written on this CPU, so no lock.
+ * and @loaded_cpu is only ever written on this CPU, so no lock.  Loaded
+ * implies running (struct pmuctx_context), so one test.
  */
 static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 {
@@ -97,8 +98,11 @@ static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 
-	if (likely(ctx && ctx->clocks_running && ctx->loaded_cpu == cpu))
+	if (likely(ctx && ctx->loaded_cpu == cpu)) {
+		if (PMUCTX_CHECK_INVARIANTS)
+			WARN_ON_ONCE(!ctx->clocks_running);
 		return;
+	}
 	pmuctx_sched_in_link(link, cpu);
 }
 
@@ -220,7 +224,7 @@ pmuctx_link_of_next(struct task_struct *next, const struct pmuctx_link *own)
  * swaps either context meanwhile: prev's is loaded here and next is
  * stopped, and only their own CPU's sched_out swaps them.
  */
-enum { PMUCTX_NO_SWAP, PMUCTX_SWAPPED, PMUCTX_SWAP_REBASE };
+enum { PMUCTX_NO_SWAP, PMUCTX_SWAPPED, PMUCTX_SWAP_OUT_OF_LINE };
 
 static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 					   struct pmuctx_context *ctx,
@@ -266,11 +270,11 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 		pmuctx_ctx_unclaim(ctx, key);
 		return PMUCTX_NO_SWAP;
 	}
-	rebase = ctx->rebase;
-	if (unlikely(rebase)) {
+	if (unlikely(key & PMUCTX_SWAP_REBASE)) {
+		rebase = ctx->rebase;
 		/* Still claimed: pmuctx_sched_out_slow() finishes. */
 		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE))
-			return PMUCTX_SWAP_REBASE;
+			return PMUCTX_SWAP_OUT_OF_LINE;
 		pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
@@ -285,10 +289,12 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
  * kernel keeps frame pointers and makes no tail calls, a frame): the
  * rebased swap of two claimed contexts, or the unload.
  */
-static noinline void pmuctx_sched_out_slow(struct pmuctx_link *link,
-					   struct pmuctx_context *ctx,
+static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 					   struct task_struct *next, bool rebase)
 {
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 	struct pmuctx_link *nlink;
 
 	if (rebase) {
@@ -324,7 +330,8 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	swap = pmuctx_try_swap(link, ctx, next);
 	if (likely(swap == PMUCTX_SWAPPED))
 		return;
-	pmuctx_sched_out_slow(link, ctx, next, swap == PMUCTX_SWAP_REBASE);
+	/* Only the arguments it came with: nothing to move on the swap path. */
+	pmuctx_sched_out_slow(pn, next, swap == PMUCTX_SWAP_OUT_OF_LINE);
 }
 
 struct preempt_ops pmuctx_preempt_ops = {
