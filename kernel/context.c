@@ -73,24 +73,21 @@ struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr)
 {
 	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
 	struct pmuctx_fork_kit *kit;
-	unsigned int i;
 
 	if (!nr)
 		return NULL;
 	kit = kzalloc(struct_size(kit, clones, nr), gfp);
 	if (!kit)
 		return NULL;
-	kit->nr = nr;
-	for (i = 0; i < nr; i++) {
-		kit->clones[i] = pmuctx_counter_alloc(gfp);
-		if (!kit->clones[i])
-			goto fail;
+	if (!pmuctx_counter_alloc_bulk(gfp, nr, kit->clones)) {
+		kfree(kit);
+		return NULL;
 	}
+	kit->nr = nr;
 	kit->ctx = pmuctx_ctx_alloc(gfp);
 	kit->link = pmuctx_link_alloc(NULL, gfp);
 	if (kit->ctx && kit->link)
 		return kit;
-fail:
 	pmuctx_kit_free(kit);
 	return NULL;
 }
@@ -327,22 +324,33 @@ void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
  */
 static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 {
+	u64 clk[PMUCTX_NR_CLOCKS];
 	struct pmuctx_counter *c, *tmp;
 	LIST_HEAD(clones);
 
 	mutex_lock(&ctx->mutex);
+	/* Frozen since the holder died: read once. */
+	pmuctx_ctx_lock_irq(ctx);
+	pmuctx_ctx_clocks_now(ctx, clk);
+	pmuctx_ctx_unlock_irq(ctx);
+	list_for_each_entry(c, &ctx->counters, ctx_entry)
+		if (c->parent)
+			pmuctx_counter_fold_into_parent(c, clk);
+	/*
+	 * Then out of the context, all under one ctx->lock: folded clones
+	 * stay on the list meanwhile, which ctx->mutex keeps to us (the
+	 * holder is dead, so no hook walks it).
+	 */
+	pmuctx_ctx_lock_irq(ctx);
 	list_for_each_entry_safe(c, tmp, &ctx->counters, ctx_entry) {
 		if (!c->parent)
 			continue;
-		pmuctx_counter_fold_into_parent(c);
-		pmuctx_ctx_lock_irq(ctx);
 		if (c->user_page)
 			pmuctx_ctx_mapped(ctx, -1);
 		pmuctx_mux_forget(ctx, c);
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);
 		pmuctx_ctx_tally(ctx, c, -1);
-		pmuctx_ctx_unlock_irq(ctx);
 		/*
 		 * Dropped only once every clone is out: a clone leader's
 		 * members link into it.  The folded clone's child_entry is
@@ -352,6 +360,7 @@ static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 		 */
 		list_add_tail(&c->child_entry, &clones);
 	}
+	pmuctx_ctx_unlock_irq(ctx);
 	mutex_unlock(&ctx->mutex);
 
 	list_for_each_entry_safe(c, tmp, &clones, child_entry) {

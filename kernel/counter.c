@@ -9,12 +9,9 @@
 
 static struct kmem_cache *pmuctx_counter_cache;
 
-struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
+/* A zeroed counter's fields that are not zero when it starts. */
+static void pmuctx_counter_init_fields(struct pmuctx_counter *c)
 {
-	struct pmuctx_counter *c = kmem_cache_zalloc(pmuctx_counter_cache, gfp);
-
-	if (!c)
-		return NULL;
 	refcount_set(&c->refs, 1);
 	INIT_LIST_HEAD(&c->ctx_entry);
 	INIT_LIST_HEAD(&c->siblings);
@@ -22,7 +19,32 @@ struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
 	INIT_LIST_HEAD(&c->child_entry);
 	c->leader = c;
 	c->hw_idx = -1;
+}
+
+struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp)
+{
+	struct pmuctx_counter *c = kmem_cache_zalloc(pmuctx_counter_cache, gfp);
+
+	if (c)
+		pmuctx_counter_init_fields(c);
 	return c;
+}
+
+/*
+ * @nr counters into @cs in one pass through the allocator (a fork kit's
+ * clones: one memcg charge, one trip to the per-CPU slab).  All or none.
+ */
+bool pmuctx_counter_alloc_bulk(gfp_t gfp, unsigned int nr,
+			       struct pmuctx_counter **cs)
+{
+	unsigned int i;
+
+	if (!kmem_cache_alloc_bulk(pmuctx_counter_cache, gfp | __GFP_ZERO, nr,
+				   (void **)cs))
+		return false;
+	for (i = 0; i < nr; i++)
+		pmuctx_counter_init_fields(cs[i]);
+	return true;
 }
 
 /* A counter a file will hold, with its family's shared part. */
@@ -378,37 +400,42 @@ void pmuctx_counter_family_reset(struct pmuctx_counter *c)
 }
 
 /*
- * Called for each clone of a context whose holder exited (so its clocks are
- * frozen): move its totals to the original in one step under child_lock.
+ * Called for each clone of a context whose holder exited, with the
+ * context's frozen clocks @clk: move its totals to the original in one
+ * step under child_lock.  No ctx->lock: the context is dead and the
+ * caller holds its ctx->mutex, so nothing else writes the clone or the
+ * context (a family reset or enable, the only other writers of a dead
+ * context's clone, walk the children under the child_lock held here).
  */
-void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone)
+void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
+				     const u64 *clk)
 {
 	struct pmuctx_counter *parent = clone->parent;
 	struct pmuctx_context *ctx = clone->ctx;
-	u64 clk[PMUCTX_NR_CLOCKS], v, e, r, loads, swaps, rotations;
 	struct pmuctx_slices slices = {};
+	u64 v, e, r;
 
 	spin_lock(&parent->fam->child_lock);
-	pmuctx_ctx_lock_irq(ctx);
-	pmuctx_ctx_clocks_now(ctx, clk);
 	v = pmuctx_counter_value(clone, clk);
 	pmuctx_counter_times(clone, clk, &e, &r);
 	pmuctx_counter_slices(clone, clk, &slices);
-	loads = ctx->loads;
-	swaps = pmuctx_ctx_swaps(ctx);
-	rotations = ctx->rotations;
-	pmuctx_ctx_unlock_irq(ctx);
 	parent->fam->child_value += v;
 	parent->fam->child_enabled += e;
 	parent->fam->child_running += r;
-	parent->fam->child_loads += loads;
-	parent->fam->child_swaps += swaps;
-	parent->fam->child_rotations += rotations;
+	parent->fam->child_loads += ctx->loads;
+	parent->fam->child_swaps += pmuctx_ctx_swaps(ctx);
+	parent->fam->child_rotations += ctx->rotations;
 	pmuctx_slices_add(&parent->fam->child_slices, &slices);
 	parent->fam->exited_clones++;
 	list_del_init(&clone->child_entry);
 	spin_unlock(&parent->fam->child_lock);
-	wake_up_all(&parent->fam->waitq);
+	/*
+	 * A poller waits for the last clone to go (EPOLLHUP).  It queues
+	 * itself before it looks at the children under child_lock, so either
+	 * it saw this clone gone or it is on the queue by now.
+	 */
+	if (wq_has_sleeper(&parent->fam->waitq))
+		wake_up_all(&parent->fam->waitq);
 }
 
 /*

@@ -737,6 +737,8 @@ static __always_inline void __pmuctx_ctx_clocks_now(struct pmuctx_context *ctx,
 
 /* counter.c */
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
+bool pmuctx_counter_alloc_bulk(gfp_t gfp, unsigned int nr,
+			       struct pmuctx_counter **cs);
 struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp);
 void pmuctx_counter_free_unused(struct pmuctx_counter *c);
 void pmuctx_counter_get(struct pmuctx_counter *c);
@@ -770,7 +772,8 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
-void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone);
+void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
+				     const u64 *clk);
 void pmuctx_counter_retire_clones(struct pmuctx_counter *c);
 bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c);
 
