@@ -699,8 +699,10 @@ static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
 	int i;
 	s64 dt;
 
-	for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
-		clk[i] = ctx->clock[i];
+	/* In place (the fold at switch-out): only the deltas to add. */
+	if (clk != ctx->clock)
+		for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
+			clk[i] = ctx->clock[i];
 	if (ctx->clocks_running && t) {
 		/*
 		 * The snapshot is the holder's CPU's clock: a reader elsewhere
