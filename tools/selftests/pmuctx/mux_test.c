@@ -266,14 +266,17 @@ TEST(fourteen_events_scale_within_one_percent)
  *   and its time uncounted, but the hrtimer core's dispatch around the
  *   callback runs with the counters on.  Measured per rotation, with the
  *   reference's own run-to-run noise from where ticks fall: up to ~1,800
- *   events on Debian's kernel, ~10,000 on the debug kernel (lockdep,
- *   KASAN and debug objects in the hrtimer core).  Bound: about 1.7 and
- *   2.4 times that.
+ *   events on Debian's kernel; on the debug kernel (lockdep, KASAN and
+ *   debug objects in the hrtimer core) ~10,000 in the first runs, then up
+ *   to 28,000 (726,458 over 26 rotations, cycles, run 4) in three boots
+ *   of 2026-11-24, with the module of the last green CI as with this
+ *   one: the bound of 24,000 failed both.  Bound: about 1.7 and 1.45
+ *   times the largest seen.
  */
 static double mux_perturbation(void)
 {
 	/* /proc/lockdep: a kernel built to find bugs. */
-	return access("/proc/lockdep", F_OK) ? 3000 : 24000;
+	return access("/proc/lockdep", F_OK) ? 3000 : 40000;
 }
 TEST(phased_error_estimate_covers)
 {

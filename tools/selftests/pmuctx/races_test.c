@@ -192,26 +192,37 @@ struct stat_race {
 	bool reset_mode;
 	struct pp_faults *pf;	/* shared with the child */
 	volatile pid_t parent, kid;	/* the two tasks that run */
+	clockid_t parent_clock, kid_clock;	/* their CPU-time clocks */
 	long reads, drops, resets, bad_resets, round_trips;
 	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
 };
 
-/* A task's CPU time by the kernel's own clock (schedstat), in ns. */
-static uint64_t cpu_ns_of(pid_t pid)
+/*
+ * A task's CPU time by the kernel's own clock, in ns: its CPU-time clock,
+ * which the kernel brings up to date for the read even while the task
+ * runs on another CPU, by that CPU's sched_clock, as task-clock counts.
+ * (schedstat lagged by up to a tick, and by a whole host stall of that
+ * vCPU when the stall ended between two ticks: task-clock had counted the
+ * stall and schedstat not yet.)
+ */
+static uint64_t cpu_ns_of(clockid_t cid)
 {
-	unsigned long long ns = 0;
-	char path[64];
-	FILE *f;
+	struct timespec ts;
 
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (clock_gettime(cid, &ts))
 		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
+
+/*
+ * Where sched_clock is unstable (x86 under TCG), a read of another CPU's
+ * clock is clamped to one tick past that CPU's last tick, and jumps when
+ * it ticks: a read across CPUs may be a tick (4 ms at HZ=250) ahead of
+ * what the same CPU would read.  A reset that missed a task leaves what
+ * it counted since the last reset: RESET_GAP_NS and more.
+ */
+#define RESET_SLACK_NS	(4500000ULL)
+#define RESET_GAP_NS	(20000000ULL)
 
 /* The reader: a thread without a clone of the counter, on the other CPU. */
 static void *stat_reader(void *arg)
@@ -226,12 +237,13 @@ static void *stat_reader(void *arg)
 			/*
 			 * Task clock: the parent spins, the child only yields,
 			 * both on CPU 0.  After a whole reset the family holds
-			 * at most the CPU time since, at most the time elapsed
-			 * (500 us of slack for clocks read across CPUs); a
-			 * reset that missed the parent leaves its last 2 ms.
+			 * at most the CPU time since, at most the time elapsed,
+			 * plus RESET_SLACK_NS for clocks read across CPUs; a
+			 * reset that missed the parent leaves its last
+			 * RESET_GAP_NS, well above that.
 			 */
 			s0 = now_ns();
-			while (now_ns() - s0 < 2000000)
+			while (now_ns() - s0 < RESET_GAP_NS)
 				;
 			/*
 			 * Also bounded by the CPU time the kernel itself
@@ -239,16 +251,16 @@ static void *stat_reader(void *arg)
 			 * where sched_clock is unstable (x86 under TCG) it can
 			 * jump by more than the elapsed wall time.
 			 */
-			c0 = cpu_ns_of(sr->parent) + cpu_ns_of(sr->kid);
+			c0 = cpu_ns_of(sr->parent_clock) + cpu_ns_of(sr->kid_clock);
 			s0 = now_ns();
 			if (ioctl(sr->fd, PMUCTX_IOC_RESET, 0))
 				break;
 			v = pmuctx_read1(sr->fd);
 			s1 = now_ns();
-			c1 = cpu_ns_of(sr->parent) + cpu_ns_of(sr->kid);
+			c1 = cpu_ns_of(sr->parent_clock) + cpu_ns_of(sr->kid_clock);
 			sr->resets++;
 			allowed = s1 - s0 > c1 - c0 ? s1 - s0 : c1 - c0;
-			allowed += 500000;
+			allowed += RESET_SLACK_NS;
 			if (v > allowed) {
 				if (!sr->bad_resets++) {
 					sr->bad_value = v;
@@ -314,6 +326,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	}
 	close(idle[0]);
 	sr->parent = getpid();
+	ASSERT_EQ(0, pthread_getcpuclockid(pthread_self(), &sr->parent_clock));
 	kid = fork();	/* its clone comes last in the family walk */
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -326,6 +339,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		_exit(0);
 	}
 	sr->kid = kid;
+	ASSERT_EQ(0, clock_getcpuclockid(kid, &sr->kid_clock));
 	for (i = 0; i < 20; i++)
 		sched_yield();
 	sr->pf->phase = 1;
