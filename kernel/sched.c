@@ -330,7 +330,7 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	swap = pmuctx_try_swap(link, ctx, next);
 	if (likely(swap == PMUCTX_SWAPPED))
 		return;
-	/* Only the arguments it came with: nothing to move on the swap path. */
+	/* The hook's own arguments; it finds the link and context again. */
 	pmuctx_sched_out_slow(pn, next, swap == PMUCTX_SWAP_OUT_OF_LINE);
 }
 

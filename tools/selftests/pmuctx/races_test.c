@@ -191,7 +191,7 @@ struct stat_race {
 	int fd;
 	bool reset_mode;
 	struct pp_faults *pf;	/* shared with the child */
-	volatile pid_t parent, kid;	/* the two tasks that run */
+	volatile pid_t kid;	/* the child of the two tasks that run */
 	clockid_t parent_clock, kid_clock;	/* their CPU-time clocks */
 	long reads, drops, resets, bad_resets, round_trips;
 	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
@@ -325,7 +325,6 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		}
 	}
 	close(idle[0]);
-	sr->parent = getpid();
 	ASSERT_EQ(0, pthread_getcpuclockid(pthread_self(), &sr->parent_clock));
 	kid = fork();	/* its clone comes last in the family walk */
 	ASSERT_LE(0, kid);
