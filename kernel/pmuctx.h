@@ -512,6 +512,35 @@ static inline void pmuctx_ctx_block_swaps(struct pmuctx_context *ctx)
 }
 
 /*
+ * Claim a swap key seen as @key (non-zero, unclaimed): set the claim bit
+ * if the key is still @key.  Acquire: the last lock holder's writes are
+ * visible to the claimer.
+ */
+static __always_inline bool pmuctx_swap_key_claim(u64 *swap_key, u64 key)
+{
+	return try_cmpxchg_acquire(swap_key, &key, key | PMUCTX_SWAP_CLAIMED);
+}
+
+/*
+ * The equivalent swap claims two keys seen as @key: @first, then
+ * @second.  Returns how many it claimed, in that order.
+ */
+static __always_inline int pmuctx_swap_keys_claim_generic(u64 *first,
+							  u64 *second, u64 key)
+{
+	if (!pmuctx_swap_key_claim(first, key))
+		return 0;
+	return pmuctx_swap_key_claim(second, key) ? 2 : 1;
+}
+
+#ifdef CONFIG_ARM64
+#include "../arch/arm64/swap_claim.h"
+#endif
+#ifndef pmuctx_swap_keys_claim
+#define pmuctx_swap_keys_claim pmuctx_swap_keys_claim_generic
+#endif
+
+/*
  * Claim @ctx as a swap claims it (see swap_key): while the claim lasts no
  * swap and no lock holder touches the context, so the claimer may read it
  * and write what a lock holder could.  Fails, without waiting, when the
@@ -525,9 +554,7 @@ static __always_inline bool pmuctx_ctx_claim(struct pmuctx_context *ctx,
 	*key = READ_ONCE(ctx->swap_key);
 	if (!*key || (*key & PMUCTX_SWAP_CLAIMED))
 		return false;
-	/* Acquire: the last lock holder's writes are visible to the claimer. */
-	return try_cmpxchg_acquire(&ctx->swap_key, key,
-				   *key | PMUCTX_SWAP_CLAIMED);
+	return pmuctx_swap_key_claim(&ctx->swap_key, *key);
 }
 
 static __always_inline void pmuctx_ctx_unclaim(struct pmuctx_context *ctx,

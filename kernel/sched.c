@@ -230,7 +230,7 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 					   struct pmuctx_context *ctx,
 					   struct task_struct *next)
 {
-	u64 key = READ_ONCE(ctx->swap_key), nkey;
+	u64 key = READ_ONCE(ctx->swap_key);
 	struct pmuctx_context *nctx;
 	struct pmuctx_link *nlink;
 	u8 rebase;
@@ -248,11 +248,10 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 	if (!nctx || READ_ONCE(nctx->swap_key) != key)
 		return PMUCTX_NO_SWAP;
 	/* Acquire: the last lock holder's writes are visible to the swap. */
-	if (!try_cmpxchg_acquire(&ctx->swap_key, &key, key | PMUCTX_SWAP_CLAIMED))
+	switch (pmuctx_swap_keys_claim(&ctx->swap_key, &nctx->swap_key, key)) {
+	case 0:
 		return PMUCTX_NO_SWAP;
-	nkey = key;
-	if (!try_cmpxchg_acquire(&nctx->swap_key, &nkey,
-				 key | PMUCTX_SWAP_CLAIMED)) {
+	case 1:
 		pmuctx_ctx_unclaim(ctx, key);
 		return PMUCTX_NO_SWAP;
 	}
