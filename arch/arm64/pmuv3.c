@@ -74,7 +74,7 @@ static enum cpuhp_state pmuv3_hp_state = CPUHP_INVALID;
 
 static struct pmuctx_hw_desc pmuv3_desc;
 
-static u64 pmuv3_width_mask(int idx)
+static __always_inline u64 pmuv3_width_mask(int idx)
 {
 	return idx == PMU_CYCLE_IDX ? U64_MAX : U32_MAX;
 }
@@ -84,7 +84,7 @@ static u64 pmuv3_width_mask(int idx)
  * counter's own PMEVCNTR<n>_EL0 needs a switch on n to encode the register
  * (more instructions, though no ISB: cheaper on hardware whose ISB is slow).
  */
-static u64 pmuv3_read_counter(int idx)
+static __always_inline u64 pmuv3_read_counter(int idx)
 {
 	if (idx == PMU_CYCLE_IDX)
 		return read_sysreg(pmccntr_el0);
@@ -104,21 +104,28 @@ static void pmuv3_write_counter(int idx, u64 val)
 	write_sysreg(lower_32_bits(val), pmxevcntr_el0);
 }
 
-static void pmuv3_write_type(int idx, u64 config)
+/*
+ * Type and value under one selection: every load programs both, and the
+ * loop of a load is where the counters' instructions add up.
+ */
+static __always_inline void pmuv3_write_type_counter(int idx, u64 config,
+						     u64 val)
 {
 	if (idx == PMU_CYCLE_IDX) {
 		/* The cycle counter takes only the filter bits. */
 		write_sysreg(config & (PMEVTYPER_P | PMEVTYPER_U | PMEVTYPER_NSH),
 			     pmccfiltr_el0);
+		write_sysreg(val, pmccntr_el0);
 		return;
 	}
 	write_sysreg(idx, pmselr_el0);
 	isb();
 	write_sysreg(config, pmxevtyper_el0);
+	write_sysreg(lower_32_bits(val), pmxevcntr_el0);
 }
 
 /* The raw value that overflows after @left more events. */
-static u64 pmuv3_start_value(int idx, u64 left)
+static __always_inline u64 pmuv3_start_value(int idx, u64 left)
 {
 	return left ? (pmuv3_width_mask(idx) - left + 1) & pmuv3_width_mask(idx) : 0;
 }
@@ -173,14 +180,13 @@ static int pmuv3_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 }
 
 /* Program the counter's type and start value; the caller enables it. */
-static void pmuv3_program_one(struct pmuctx_counter *c)
+static __always_inline void pmuv3_program_one(struct pmuctx_counter *c)
 {
 	int idx = c->hw_idx;
 
-	c->hw_prev = pmuv3_start_value(idx, c->attr.sample_period ?
-				       c->period_left : 0);
-	pmuv3_write_type(idx, c->hw_config);
-	pmuv3_write_counter(idx, c->hw_prev);
+	c->hw_prev = unlikely(c->attr.sample_period) ?
+		     pmuv3_start_value(idx, c->period_left) : 0;
+	pmuv3_write_type_counter(idx, c->hw_config, c->hw_prev);
 }
 
 static void pmuv3_enable_mask(unsigned long mask)
@@ -197,48 +203,62 @@ static void pmuv3_start(struct pmuctx_counter *c)
 }
 
 /*
- * Bring one counter's 64-bit count up to date; for a sampling counter,
- * account the periods that elapsed and re-arm.  Deltas are taken modulo
- * the counter width, so a wrap between two folds costs nothing as long as
- * the overflow interrupt comes before a second wrap.
+ * A sampling counter's periods that elapsed in @delta more events: account
+ * them and re-arm.
  */
-static void pmuv3_fold_one(struct pmuctx_counter *c, struct pt_regs *regs,
-			   u64 arm_floor)
+static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
+					struct pt_regs *regs, u64 arm_floor,
+					u64 delta)
 {
-	u64 period = c->attr.sample_period, mask = pmuv3_width_mask(c->hw_idx);
-	u64 raw = pmuv3_read_counter(c->hw_idx);
-	u64 delta = (raw - c->hw_prev) & mask, n = 0;
+	u64 period = c->attr.sample_period, n;
+
+	if (delta < c->period_left) {
+		c->period_left -= delta;
+		return;
+	}
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	c->period_left = period - (delta - (n - 1) * period);
+	/* Armed further ahead when throttled: @period_left stays exact. */
+	c->hw_prev = pmuv3_start_value(c->hw_idx,
+				       min(max(c->period_left, arm_floor),
+					   PMU_MAX_PERIOD));
+	pmuv3_write_counter(c->hw_idx, c->hw_prev);
+	pmuctx_counter_overflowed(c, regs, n);
+}
+
+/*
+ * Bring one counter's 64-bit count up to date.  Deltas are taken modulo
+ * the counter width, so a wrap between two folds costs nothing as long as
+ * the overflow interrupt comes before a second wrap.  Inline: every
+ * unload folds every counter.
+ */
+static __always_inline void pmuv3_fold_one(struct pmuctx_counter *c,
+					   struct pt_regs *regs, u64 arm_floor)
+{
+	int idx = c->hw_idx;
+	u64 raw = pmuv3_read_counter(idx);
+	u64 delta = (raw - c->hw_prev) & pmuv3_width_mask(idx);
 
 	c->hw_count += delta;
 	c->hw_prev = raw;
-	if (!period)
-		return;
-	if (delta >= c->period_left) {
-		delta -= c->period_left;
-		n = 1 + div64_u64(delta, period);
-		c->period_left = period - (delta - (n - 1) * period);
-		/* Armed further ahead when throttled: @period_left stays exact. */
-		c->hw_prev = pmuv3_start_value(c->hw_idx,
-					       min(max(c->period_left, arm_floor),
-						   PMU_MAX_PERIOD));
-		pmuv3_write_counter(c->hw_idx, c->hw_prev);
-	} else {
-		c->period_left -= delta;
-	}
-	if (n)
-		pmuctx_counter_overflowed(c, regs, n);
+	if (unlikely(c->attr.sample_period))
+		pmuv3_fold_periods(c, regs, arm_floor, delta);
 }
 
 static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs,
 			    u64 arm_floor)
 {
-	unsigned long used = ctx->used_mask;
+	unsigned long used = ctx->used_mask, left;
 	int idx;
 
 	write_sysreg(read_sysreg(pmovsclr_el0) & used, pmovsclr_el0);
-	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
+	/* Bit by bit: fewer instructions than for_each_set_bit(). */
+	for (left = used; left; left &= left - 1) {
+		idx = __ffs(left);
 		if (ctx->slots[idx])
 			pmuv3_fold_one(ctx->slots[idx], regs, arm_floor);
+	}
 }
 
 /* Outside the interrupt a sample records where the task was in user space. */
@@ -267,16 +287,18 @@ static void pmuv3_zero_others(unsigned long keep)
  */
 static void pmuv3_load(struct pmuctx_context *ctx)
 {
-	unsigned long used = ctx->used_mask, on = 0;
+	unsigned long used = ctx->used_mask, on = 0, left;
 	int idx;
 
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
-	for_each_set_bit(idx, &used, PMUCTX_MAX_HW_SLOTS)
+	for (left = used; left; left &= left - 1) {
+		idx = __ffs(left);
 		if (ctx->slots[idx]) {
 			pmuv3_program_one(ctx->slots[idx]);
 			on |= BIT(idx);
 		}
+	}
 	pmuv3_enable_mask(on);
 	if (ctx->nr_mapped)
 		pmuv3_zero_others(used);
