@@ -66,24 +66,38 @@ void pmuctx_ctx_put(struct pmuctx_context *ctx)
 }
 
 /*
- * Process context, charged to the caller's memory cgroup: the kit is
- * made by the task that will fork (or by whoever adds it a counter).
+ * Kits are allocated in process context, charged to the caller's memory
+ * cgroup: the kit is made by the task that will fork (or by whoever adds
+ * it a counter).
  */
+static const gfp_t pmuctx_kit_gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
+
+/* A kit of @nr (> 0) empty slots. */
+static struct pmuctx_fork_kit *pmuctx_kit_shell(unsigned int nr)
+{
+	struct pmuctx_fork_kit *kit;
+
+	kit = kzalloc(struct_size(kit, clones, nr), pmuctx_kit_gfp);
+	if (kit)
+		kit->nr = nr;
+	return kit;
+}
+
+/* A whole kit: @nr clones, a context and a link. */
 struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr)
 {
-	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
+	const gfp_t gfp = pmuctx_kit_gfp;
 	struct pmuctx_fork_kit *kit;
 
 	if (!nr)
 		return NULL;
-	kit = kzalloc(struct_size(kit, clones, nr), gfp);
+	kit = pmuctx_kit_shell(nr);
 	if (!kit)
 		return NULL;
 	if (!pmuctx_counter_alloc_bulk(gfp, nr, kit->clones)) {
 		kfree(kit);
 		return NULL;
 	}
-	kit->nr = nr;
 	kit->ctx = pmuctx_ctx_alloc(gfp);
 	kit->link = pmuctx_link_alloc(NULL, gfp);
 	if (kit->ctx && kit->link)
@@ -95,18 +109,14 @@ struct pmuctx_fork_kit *pmuctx_kit_alloc(unsigned int nr)
 /*
  * A kit one clone bigger than @ctx's current one (@nr slots), with only
  * its last clone allocated: pmuctx_kit_grow() moves the rest over.
- * Process context, charged as pmuctx_kit_alloc().
  */
 struct pmuctx_fork_kit *pmuctx_kit_alloc_growth(unsigned int nr)
 {
-	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
-	struct pmuctx_fork_kit *kit;
+	struct pmuctx_fork_kit *kit = pmuctx_kit_shell(nr);
 
-	kit = kzalloc(struct_size(kit, clones, nr), gfp);
 	if (!kit)
 		return NULL;
-	kit->nr = nr;
-	kit->clones[nr - 1] = pmuctx_counter_alloc(gfp);
+	kit->clones[nr - 1] = pmuctx_counter_alloc(pmuctx_kit_gfp);
 	if (kit->clones[nr - 1])
 		return kit;
 	kfree(kit);

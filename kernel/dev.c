@@ -193,12 +193,12 @@ again:
 	 * whole kit when it has none (new, or a fork took it).
 	 */
 	if (pmuctx_counter_inherits(c, true)) {
+		unsigned int nr = pmuctx_kit_size(ctx) + 1;
+
 		pmuctx_ctx_lock_irq(ctx);
-		grow = ctx->fork_kit &&
-		       ctx->fork_kit->nr >= pmuctx_kit_size(ctx);
+		grow = ctx->fork_kit && ctx->fork_kit->nr >= nr - 1;
 		pmuctx_ctx_unlock_irq(ctx);
-		kit = grow ? pmuctx_kit_alloc_growth(pmuctx_kit_size(ctx) + 1) :
-			     pmuctx_kit_alloc(pmuctx_kit_size(ctx) + 1);
+		kit = grow ? pmuctx_kit_alloc_growth(nr) : pmuctx_kit_alloc(nr);
 		if (!kit) {
 			mutex_unlock(&ctx->mutex);
 			return -ENOMEM;
@@ -511,7 +511,10 @@ static unsigned int pmuctx_put_slices(u64 *out, const struct pmuctx_slices *s)
 	return PMUCTX_SLICE_WORDS;
 }
 
-/* A non-group read's words; with @sl (zeroed) its slice statistics too. */
+/*
+ * A sliced read's words: the plain read's (pmuctx_read_plain(), the same
+ * order, uapi.rst), then the slice statistics.  @sl zeroed.
+ */
 static unsigned int pmuctx_read_words(struct pmuctx_counter *c, u64 *words,
 				      struct pmuctx_slices *sl)
 {
@@ -529,9 +532,7 @@ static unsigned int pmuctx_read_words(struct pmuctx_counter *c, u64 *words,
 		words[n++] = c->id;
 	if (fmt & PMUCTX_FORMAT_STAMP)
 		words[n++] = pmuctx_ctx_stamp(c->ctx);
-	if (sl)
-		n += pmuctx_put_slices(&words[n], sl);
-	return n;
+	return n + pmuctx_put_slices(&words[n], sl);
 }
 
 /*
@@ -636,9 +637,9 @@ unlock:
 
 /*
  * The plain read (no GROUP, no SLICES): value, then the words its format
- * asks for, stored one by one.  For these few words copy_to_user() costs
- * more than the whole reading (x86_64: ~130 guest instructions of the
- * ~950 of a read()).
+ * asks for (in the order of pmuctx_read_words()), stored one by one.  For
+ * these few words copy_to_user() costs more than the whole reading
+ * (x86_64: ~130 guest instructions of the ~950 of a read()).
  */
 static ssize_t pmuctx_read_plain(struct pmuctx_counter *c,
 				 char __user *buf, size_t count)
