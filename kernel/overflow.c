@@ -201,8 +201,8 @@ static void pmuctx_write_user_page(struct page *page,
 	WRITE_ONCE(p->lock, p->lock + 1);
 }
 
-/* ctx->lock held. */
-static void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
+/* ctx->lock held, or @ctx claimed: pmuctx_ctx_update_user_pages(). */
+void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
 {
 	struct pmuctx_counter *c;
 	bool loaded;
@@ -215,14 +215,6 @@ static void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
 					       page_private(c->user_page),
 					       pmuctx_hw->counter_width(c->hw_idx),
 					       loaded);
-}
-
-/* ctx->lock held, or @ctx claimed. */
-void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
-{
-	pmuctx_ctx_assert_owned(ctx);
-	if (ctx->nr_mapped)
-		pmuctx_ctx_write_user_pages(ctx);
 }
 
 /*

@@ -319,6 +319,15 @@ struct pmuctx_link {
 	bool exited;		/* retired: no context, out of the index */
 	/* The task's se.nr_migrations when last credited (ctx->lock). */
 	u64 migrations_at_out;
+	/*
+	 * The clock read by the sched_out that unloaded the context of the
+	 * task switching to this one, for this task's sched_in right after
+	 * on the same CPU to start its clocks from (one clock read per
+	 * switch); 0 when there is none.  Written by that sched_out (rq
+	 * lock held, this task stopped), consumed and zeroed by this task's
+	 * sched_in, which always runs next on that CPU.
+	 */
+	u64 clock_handoff;
 	u64 exec_id;		/* the task's self_exec_id when attached */
 	struct rcu_head rcu;
 };
@@ -664,8 +673,9 @@ struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr);
 void pmuctx_kit_drain_spares(void);
 extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
-void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
-void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t);
+u64 pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
+void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t,
+			 u64 now);
 int pmuctx_context_init(void);
 int pmuctx_counter_init(void);
 void pmuctx_counter_exit(void);
@@ -693,7 +703,19 @@ void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
 			    struct pmuctx_counter *c);
 void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
 			     struct pmuctx_counter *c);
-void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx);
+void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx);
+
+/*
+ * ctx->lock held, or @ctx claimed.  Inline: every load and unload asks,
+ * and few contexts have a page.
+ */
+static inline void pmuctx_ctx_update_user_pages(struct pmuctx_context *ctx)
+{
+	pmuctx_ctx_assert_owned(ctx);
+	if (ctx->nr_mapped)
+		pmuctx_ctx_write_user_pages(ctx);
+}
+
 void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
 			    struct pmuctx_context *nctx);
 
@@ -719,8 +741,8 @@ static inline u64 pmuctx_clock_of(int cpu)
  * read that raced with the fault.  Inline and without a delta array: every
  * read() goes through here.
  */
-static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
-						     u64 *clk)
+static __always_inline void
+pmuctx_ctx_holder_clocks_at(struct pmuctx_context *ctx, u64 *clk, u64 now)
 {
 	struct task_struct *t = ctx->task;
 	int i;
@@ -731,12 +753,7 @@ static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
 		for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
 			clk[i] = ctx->clock[i];
 	if (ctx->clocks_running && t) {
-		/*
-		 * The snapshot is the holder's CPU's clock: a reader elsewhere
-		 * asks that CPU's clock too (they differ where sched_clock is
-		 * unstable).
-		 */
-		dt = pmuctx_clock_of(ctx->loaded_cpu) - ctx->snap[PMUCTX_CLK_TIME];
+		dt = now - ctx->snap[PMUCTX_CLK_TIME];
 		if (dt > 0)
 			clk[PMUCTX_CLK_TIME] += dt;
 		/* Racy by design when the holder runs elsewhere, see above. */
@@ -748,6 +765,21 @@ static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
 	}
 	if (clk[PMUCTX_CLK_TIME] < ctx->time_seen)
 		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
+}
+
+/* The clocks as of now (@now is used only while they run). */
+static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
+						     u64 *clk)
+{
+	u64 now = 0;
+
+	/*
+	 * The snapshot is the holder's CPU's clock: a reader elsewhere asks
+	 * that CPU's clock too (they differ where sched_clock is unstable).
+	 */
+	if (ctx->clocks_running && ctx->task)
+		now = pmuctx_clock_of(ctx->loaded_cpu);
+	pmuctx_ctx_holder_clocks_at(ctx, clk, now);
 }
 
 /* ctx->lock held, or @ctx claimed (a reading): the clocks as of now. */

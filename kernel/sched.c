@@ -60,14 +60,14 @@ void pmuctx_ctx_unload(struct pmuctx_context *ctx)
  * it is loaded here already.
  */
 static void pmuctx_sched_in_locked(struct pmuctx_link *link,
-				   struct pmuctx_context *ctx, int cpu)
+				   struct pmuctx_context *ctx, int cpu, u64 now)
 {
 	struct task_struct *t = current;
 	u64 migr = READ_ONCE(t->se.nr_migrations);
 
 	ctx->clock[PMUCTX_CLK_MIGRATIONS] += migr - link->migrations_at_out;
 	link->migrations_at_out = migr;
-	pmuctx_ctx_snapshot(ctx, t);
+	pmuctx_ctx_snapshot(ctx, t, now);
 	ctx->clocks_running = true;
 	if (ctx->loaded_cpu != cpu)
 		pmuctx_ctx_load(ctx, cpu);
@@ -76,13 +76,15 @@ static void pmuctx_sched_in_locked(struct pmuctx_link *link,
 static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 {
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+	u64 handoff = link->clock_handoff;
 	unsigned long flags;
 
+	link->clock_handoff = 0;
 	if (!ctx)
 		return;
 	pmuctx_ctx_lock_irqsave(ctx, flags);
 	if (!ctx->dead)
-		pmuctx_sched_in_locked(link, ctx, cpu);
+		pmuctx_sched_in_locked(link, ctx, cpu, handoff);
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
@@ -99,8 +101,9 @@ static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 
 	if (likely(ctx && ctx->loaded_cpu == cpu)) {
+		/* A handoff comes only with an unload: not to a loaded one. */
 		if (PMUCTX_CHECK_INVARIANTS)
-			WARN_ON_ONCE(!ctx->clocks_running);
+			WARN_ON_ONCE(!ctx->clocks_running || link->clock_handoff);
 		return;
 	}
 	pmuctx_sched_in_link(link, cpu);
@@ -295,6 +298,7 @@ static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 	struct pmuctx_link *nlink;
+	u64 now = 0;
 
 	if (rebase) {
 		/* Next is stopped and both are claimed: as try_swap saw them. */
@@ -306,13 +310,24 @@ static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 	}
 	pmuctx_ctx_lock(ctx);
 	if (!ctx->dead) {
-		pmuctx_ctx_fold_holder(ctx);
+		now = pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
 		ctx->switch_unloads++;
 		link->migrations_at_out = READ_ONCE(current->se.nr_migrations);
 		pmuctx_ctx_unload(ctx);
 	}
 	pmuctx_ctx_unlock(ctx);
+	/*
+	 * next's sched_in comes next on this CPU: its clocks start where
+	 * prev's stopped (struct pmuctx_link), which spares a clock read and
+	 * gives the switch between them to next, as the scheduler's own
+	 * runtime accounting does.
+	 */
+	if (now) {
+		nlink = pmuctx_link_of_next(next, link);
+		if (nlink)
+			nlink->clock_handoff = now;
+	}
 }
 
 /* notrace: every switch of a counted task runs it (and sched_in). */
