@@ -305,11 +305,9 @@ void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta)
 		ctx->rebase &= ~PMUCTX_REBASE_PAGES;
 }
 
-/* The holder starts running at @now, or now when @now is 0. */
-void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t,
-			 u64 now)
+void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 {
-	ctx->snap[PMUCTX_CLK_TIME] = now ?: local_clock();
+	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
 	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
 	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
 }
@@ -320,20 +318,16 @@ void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
 }
 
 /*
- * ctx->lock held: stop the clocks, crediting the holder's progress.
- * Returns the clock read (the holder's CPU's), 0 if none was.
+ * ctx->lock held or @ctx claimed: stop the clocks, crediting the
+ * holder's progress.
  */
-u64 pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 {
-	u64 now;
-
-	lockdep_assert_held(&ctx->lock);
+	pmuctx_ctx_assert_owned(ctx);
 	if (!ctx->clocks_running)
-		return 0;
-	now = ctx->task ? pmuctx_clock_of(ctx->loaded_cpu) : 0;
-	pmuctx_ctx_holder_clocks_at(ctx, ctx->clock, now);
+		return;
+	pmuctx_ctx_holder_clocks(ctx, ctx->clock);
 	ctx->clocks_running = false;
-	return now;
 }
 
 /*

@@ -104,7 +104,12 @@ static void pmuctx_sync_ipi(void *info)
 /*
  * pmuctx_ctx_sync_hw() for a context with hardware counters: fold them on
  * the CPU the context is loaded on.  A context that moves meanwhile was
- * folded by its unload; a swap keeps it on the same CPU.
+ * folded by its unload; a swap keeps it on the same CPU.  Not when that
+ * is this CPU: then the caller holds it (only the holder's CPU loads a
+ * context), and every caller folds a context loaded on its own CPU under
+ * the lock or claim that follows (__pmuctx_ctx_clocks_now()), wherever
+ * the caller runs by then.  A local call would cost a read() of a PMU
+ * counter a tenth of its instructions.
  */
 void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx)
 {
@@ -113,7 +118,7 @@ void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx)
 	if (!pmuctx_hw)
 		return;
 	cpu = READ_ONCE(ctx->loaded_cpu);
-	if (cpu >= 0)
+	if (cpu >= 0 && cpu != raw_smp_processor_id())
 		smp_call_function_single(cpu, pmuctx_sync_ipi, ctx, 1);
 }
 

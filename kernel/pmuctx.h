@@ -137,12 +137,14 @@ struct pmuctx_context {
 	 * PMUCTX_SWAP_CLAIMED in both keys with cmpxchg; it never waits.
 	 * A reading (read() of a counter, IRQs off, any CPU) claims the
 	 * same way, one context, instead of taking ctx->lock
-	 * (pmuctx_ctx_claim()).  pmuctx_ctx_lock*() waits a claim out and
-	 * zeroes the key, so no claim starts while ctx->lock is held;
-	 * pmuctx_ctx_unlock*() republishes it (release) from the context's
-	 * state.  So every field a swap writes (@task, @link, @clock, @snap,
-	 * the links' ctx and migrations_at_out) is stable under
-	 * ctx->lock, and a claim owns the context as ctx->lock does.
+	 * (pmuctx_ctx_claim()), and so do the unload at sched_out and the
+	 * load at sched_in (IRQs off, the holder's CPU, pmuctx_hook_own()).
+	 * pmuctx_ctx_lock*() waits a claim out and zeroes the key, so no
+	 * claim starts while ctx->lock is held; pmuctx_ctx_unlock*()
+	 * republishes it (release) from the context's state.  So every
+	 * field a swap writes (@task, @link, @clock, @snap, the links' ctx
+	 * and migrations_at_out) is stable under ctx->lock, and a claim owns
+	 * the context as ctx->lock does.
 	 */
 	u64 swap_key;	/* first: claims and releases address it directly */
 
@@ -319,15 +321,6 @@ struct pmuctx_link {
 	bool exited;		/* retired: no context, out of the index */
 	/* The task's se.nr_migrations when last credited (ctx->lock). */
 	u64 migrations_at_out;
-	/*
-	 * The clock read by the sched_out that unloaded the context of the
-	 * task switching to this one, for this task's sched_in right after
-	 * on the same CPU to start its clocks from (one clock read per
-	 * switch); 0 when there is none.  Written by that sched_out (rq
-	 * lock held, this task stopped), consumed and zeroed by this task's
-	 * sched_in, which always runs next on that CPU.
-	 */
-	u64 clock_handoff;
 	u64 exec_id;		/* the task's self_exec_id when attached */
 	struct rcu_head rcu;
 };
@@ -673,9 +666,8 @@ struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr);
 void pmuctx_kit_drain_spares(void);
 extern unsigned int pmuctx_max_counters;
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk);
-u64 pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
-void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t,
-			 u64 now);
+void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx);
+void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t);
 int pmuctx_context_init(void);
 int pmuctx_counter_init(void);
 void pmuctx_counter_exit(void);
@@ -741,8 +733,8 @@ static inline u64 pmuctx_clock_of(int cpu)
  * read that raced with the fault.  Inline and without a delta array: every
  * read() goes through here.
  */
-static __always_inline void
-pmuctx_ctx_holder_clocks_at(struct pmuctx_context *ctx, u64 *clk, u64 now)
+static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
+						     u64 *clk)
 {
 	struct task_struct *t = ctx->task;
 	int i;
@@ -753,7 +745,12 @@ pmuctx_ctx_holder_clocks_at(struct pmuctx_context *ctx, u64 *clk, u64 now)
 		for (i = 0; i < PMUCTX_NR_CLOCKS; i++)
 			clk[i] = ctx->clock[i];
 	if (ctx->clocks_running && t) {
-		dt = now - ctx->snap[PMUCTX_CLK_TIME];
+		/*
+		 * The snapshot is the holder's CPU's clock: a reader elsewhere
+		 * asks that CPU's clock too (they differ where sched_clock is
+		 * unstable).
+		 */
+		dt = pmuctx_clock_of(ctx->loaded_cpu) - ctx->snap[PMUCTX_CLK_TIME];
 		if (dt > 0)
 			clk[PMUCTX_CLK_TIME] += dt;
 		/* Racy by design when the holder runs elsewhere, see above. */
@@ -765,21 +762,6 @@ pmuctx_ctx_holder_clocks_at(struct pmuctx_context *ctx, u64 *clk, u64 now)
 	}
 	if (clk[PMUCTX_CLK_TIME] < ctx->time_seen)
 		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
-}
-
-/* The clocks as of now (@now is used only while they run). */
-static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
-						     u64 *clk)
-{
-	u64 now = 0;
-
-	/*
-	 * The snapshot is the holder's CPU's clock: a reader elsewhere asks
-	 * that CPU's clock too (they differ where sched_clock is unstable).
-	 */
-	if (ctx->clocks_running && ctx->task)
-		now = pmuctx_clock_of(ctx->loaded_cpu);
-	pmuctx_ctx_holder_clocks_at(ctx, clk, now);
 }
 
 /* ctx->lock held, or @ctx claimed (a reading): the clocks as of now. */

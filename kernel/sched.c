@@ -7,7 +7,10 @@
  * raw spinlocks, no allocation.  An equivalent swap takes no lock at all:
  * it claims both contexts' swap keys (struct pmuctx_context).
  * sched_in(task) runs after the runqueue lock is dropped, IRQs on,
- * preemption off: locks shared with sched_out are taken irqsave.
+ * preemption off: locks shared with sched_out are taken irqsave.  The
+ * unload at sched_out and the load at sched_in also claim their one
+ * context rather than lock it, and lock it only when the claim fails
+ * (pmuctx_hook_own()).
  */
 #include <linux/percpu.h>
 #include <linux/sched.h>
@@ -27,7 +30,7 @@ static struct pmuctx_context *pmuctx_own_ctx(struct pmuctx_link *link)
 	return rcu_dereference_protected(link->ctx, link->task == current);
 }
 
-/* ctx->lock held, IRQs off, on the holder's CPU: load and unload. */
+/* ctx->lock held or @ctx claimed, IRQs off, on the holder's CPU. */
 static void pmuctx_ctx_load(struct pmuctx_context *ctx, int cpu)
 {
 	if (unlikely(ctx->mux_dirty | ctx->mux_rotate))
@@ -55,19 +58,56 @@ void pmuctx_ctx_unload(struct pmuctx_context *ctx)
 }
 
 /*
+ * A hook's own context, owned as ctx->lock owns it (IRQs off): claimed
+ * when it can be, which costs a fraction of the lock with its swap block
+ * and key republish, else locked.  Returns the key to republish, or 0
+ * when it took the lock.  A claimed context is alive (a dead one's key
+ * is 0); one that must choose counters for the PMU first (multiplexing)
+ * is locked, as the choice has always been made.
+ */
+static __always_inline u64 pmuctx_hook_own(struct pmuctx_context *ctx)
+	__acquires(&ctx->lock)
+{
+	u64 key;
+
+	if (likely(pmuctx_ctx_claim(ctx, &key))) {
+		if (likely(!(ctx->mux_dirty | ctx->mux_rotate))) {
+			/* For sparse: the claim owns what the lock would. */
+			__acquire(&ctx->lock);
+			return key;
+		}
+		pmuctx_ctx_unclaim(ctx, key);
+	}
+	pmuctx_ctx_lock(ctx);
+	return 0;
+}
+
+static __always_inline void pmuctx_hook_release(struct pmuctx_context *ctx,
+						u64 key)
+	__releases(&ctx->lock)
+{
+	if (key) {
+		pmuctx_ctx_unclaim(ctx, key);
+		__release(&ctx->lock);
+	} else {
+		pmuctx_ctx_unlock(ctx);
+	}
+}
+
+/*
  * The task starts running with its context: credit migrations that
  * happened while it waited, start the clocks, and load the context unless
  * it is loaded here already.
  */
-static void pmuctx_sched_in_locked(struct pmuctx_link *link,
-				   struct pmuctx_context *ctx, int cpu, u64 now)
+static void pmuctx_sched_in_owned(struct pmuctx_link *link,
+				  struct pmuctx_context *ctx, int cpu)
 {
 	struct task_struct *t = current;
 	u64 migr = READ_ONCE(t->se.nr_migrations);
 
 	ctx->clock[PMUCTX_CLK_MIGRATIONS] += migr - link->migrations_at_out;
 	link->migrations_at_out = migr;
-	pmuctx_ctx_snapshot(ctx, t, now);
+	pmuctx_ctx_snapshot(ctx, t);
 	ctx->clocks_running = true;
 	if (ctx->loaded_cpu != cpu)
 		pmuctx_ctx_load(ctx, cpu);
@@ -76,16 +116,17 @@ static void pmuctx_sched_in_locked(struct pmuctx_link *link,
 static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 {
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
-	u64 handoff = link->clock_handoff;
 	unsigned long flags;
+	u64 key;
 
-	link->clock_handoff = 0;
 	if (!ctx)
 		return;
-	pmuctx_ctx_lock_irqsave(ctx, flags);
+	local_irq_save(flags);
+	key = pmuctx_hook_own(ctx);
 	if (!ctx->dead)
-		pmuctx_sched_in_locked(link, ctx, cpu, handoff);
-	pmuctx_ctx_unlock_irqrestore(ctx, flags);
+		pmuctx_sched_in_owned(link, ctx, cpu);
+	pmuctx_hook_release(ctx, key);
+	local_irq_restore(flags);
 }
 
 /*
@@ -101,9 +142,8 @@ static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 
 	if (likely(ctx && ctx->loaded_cpu == cpu)) {
-		/* A handoff comes only with an unload: not to a loaded one. */
 		if (PMUCTX_CHECK_INVARIANTS)
-			WARN_ON_ONCE(!ctx->clocks_running || link->clock_handoff);
+			WARN_ON_ONCE(!ctx->clocks_running);
 		return;
 	}
 	pmuctx_sched_in_link(link, cpu);
@@ -298,7 +338,7 @@ static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 	struct pmuctx_link *nlink;
-	u64 now = 0;
+	u64 key;
 
 	if (rebase) {
 		/* Next is stopped and both are claimed: as try_swap saw them. */
@@ -308,26 +348,15 @@ static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 				    READ_ONCE(ctx->swap_key) & ~PMUCTX_SWAP_CLAIMED);
 		return;
 	}
-	pmuctx_ctx_lock(ctx);
+	key = pmuctx_hook_own(ctx);
 	if (!ctx->dead) {
-		now = pmuctx_ctx_fold_holder(ctx);
+		pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
 		ctx->switch_unloads++;
 		link->migrations_at_out = READ_ONCE(current->se.nr_migrations);
 		pmuctx_ctx_unload(ctx);
 	}
-	pmuctx_ctx_unlock(ctx);
-	/*
-	 * next's sched_in comes next on this CPU: its clocks start where
-	 * prev's stopped (struct pmuctx_link), which spares a clock read and
-	 * gives the switch between them to next, as the scheduler's own
-	 * runtime accounting does.
-	 */
-	if (now) {
-		nlink = pmuctx_link_of_next(next, link);
-		if (nlink)
-			nlink->clock_handoff = now;
-	}
+	pmuctx_hook_release(ctx, key);
 }
 
 /* notrace: every switch of a counted task runs it (and sched_in). */

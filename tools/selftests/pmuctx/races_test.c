@@ -812,15 +812,17 @@ static void touch_every(long round)
 }
 
 /*
- * The swap takes no lock: it claims both contexts' keys, and every
- * ctx->lock taker first waits a claim out (design.rst).  A parent and its
- * child swap on every switch of a pipe ping-pong on CPU 0 while a thread
- * on CPU 1 takes the lock of both contexts without pause, or claims them
- * as a swap does (plain reads).  The family total must stay exact (faults,
- * checked against both tasks' own counts), reads must never drop or tear,
- * and most switches must still be swaps.
+ * A parent and its child take turns on CPU 0 (a pipe ping-pong) while a
+ * thread on CPU 1 takes the lock of both contexts without pause, or
+ * claims them as a reading does.  @separate: the child opens a counter of
+ * its own, so the two contexts are not equivalent and every switch
+ * unloads one and loads the other, each hook claiming its context (or
+ * locking it when the racer holds it); else every switch is a swap.  The
+ * family total must stay exact (faults, checked against both tasks' own
+ * counts), reads must never drop or tear, and most switches must take the
+ * path asked for.
  */
-TEST(swaps_racing_lock_takers_stay_exact)
+static void swap_race_run(struct __test_metadata *_metadata, bool separate)
 {
 	struct swap_race *sr = shared_area(sizeof(*sr));
 	uint64_t fa, fb, fc, fd, final, lo, hi;
@@ -854,6 +856,10 @@ TEST(swaps_racing_lock_takers_stay_exact)
 	if (!kid) {
 		/* Fork does not copy shared mappings: fault that page in now. */
 		__atomic_fetch_add(&sr->child_faults, 0, __ATOMIC_SEQ_CST);
+		/* A context of its own: no longer equivalent to the parent's. */
+		if (separate &&
+		    pmuctx_open_sw(PMUCTX_SW_CONTEXT_SWITCHES, 0, 0, 0, -1) < 0)
+			_exit(3);
 		for (i = 0; i < SWAP_ROUNDS; i++) {
 			read_full(to_kid[0], &c, 1);
 			touch_every(i);
@@ -872,6 +878,7 @@ TEST(swaps_racing_lock_takers_stay_exact)
 	ASSERT_EQ(0, pthread_join(th, NULL));
 	ASSERT_EQ(kid, waitpid(kid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
 	fc = minflt_thread();
 	final = pmuctx_read1(sr->fd);
 	fd = minflt_thread();
@@ -895,7 +902,29 @@ TEST(swaps_racing_lock_takers_stay_exact)
 					   (unsigned long long)sr->bad_words[2]);
 	EXPECT_LT(1000, sr->clock_reads);
 	EXPECT_LT(1000, sr->locked_ops);
-	EXPECT_LT(SWAP_ROUNDS / 2, st.tree_swaps);
+	if (separate) {
+		EXPECT_LT(SWAP_ROUNDS, st.tree_loads);
+	} else {
+		EXPECT_LT(SWAP_ROUNDS / 2, st.tree_swaps);
+	}
+}
+
+/*
+ * The swap takes no lock: it claims both contexts' keys, and every
+ * ctx->lock taker first waits a claim out (design.rst).
+ */
+TEST(swaps_racing_lock_takers_stay_exact)
+{
+	swap_race_run(_metadata, false);
+}
+
+/*
+ * The unload at sched_out and the load at sched_in claim their context
+ * too, and lock it when the claim fails (pmuctx_hook_own()).
+ */
+TEST(loads_racing_lock_takers_stay_exact)
+{
+	swap_race_run(_metadata, true);
 }
 
 TEST_HARNESS_MAIN
