@@ -80,9 +80,10 @@ static __always_inline u64 pmuv3_width_mask(int idx)
 }
 
 /*
- * Through PMSELR_EL0 + PMXEV*: three instructions per access, where the
- * counter's own PMEVCNTR<n>_EL0 needs a switch on n to encode the register
- * (more instructions, though no ISB: cheaper on hardware whose ISB is slow).
+ * One counter, any index: through PMSELR_EL0 + PMXEV*, three instructions
+ * per access, where the counter's own PMEVCNTR<n>_EL0 would need a switch
+ * on n to encode the register.  The load and the fold, which visit every
+ * counter, use the counters' own registers (pmuv3_event_counters()).
  */
 static __always_inline u64 pmuv3_read_counter(int idx)
 {
@@ -204,13 +205,17 @@ static void pmuv3_start(struct pmuctx_counter *c)
 
 /*
  * A sampling counter's periods that elapsed in @delta more events: account
- * them and re-arm.
+ * them and re-arm.  @regs: the interrupted ones, or NULL outside the
+ * interrupt, where a sample records where the task was in user space.
  */
 static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
 					struct pt_regs *regs, u64 arm_floor,
 					u64 delta)
 {
 	u64 period = c->attr.sample_period, n;
+
+	if (!regs && current->mm)
+		regs = task_pt_regs(current);
 
 	if (delta < c->period_left) {
 		c->period_left -= delta;
@@ -228,17 +233,67 @@ static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
 }
 
 /*
- * Bring one counter's 64-bit count up to date.  Deltas are taken modulo
- * the counter width, so a wrap between two folds costs nothing as long as
- * the overflow interrupt comes before a second wrap.  Inline: every
- * unload folds every counter.
+ * The event counters through their own registers (PMEVTYPER<n>_EL0,
+ * PMEVCNTR<n>_EL0): no PMSELR selection and no isb per counter.  A
+ * register's number is part of its instruction: @n must be a constant
+ * once inlined (the "i" constraint fails the build otherwise).
  */
-static __always_inline void pmuv3_fold_one(struct pmuctx_counter *c,
-					   struct pt_regs *regs, u64 arm_floor)
+static __always_inline u32 pmuv3_evcntr_reg(const int n)
 {
-	int idx = c->hw_idx;
-	u64 raw = pmuv3_read_counter(idx);
-	u64 delta = (raw - c->hw_prev) & pmuv3_width_mask(idx);
+	/* PMEVCNTR<n>_EL0: op0 3, op1 3, CRn 14, CRm 0b10:n[4:3], op2 n[2:0] */
+	return sys_reg(3, 3, 14, 8 | (n >> 3), n & 7);
+}
+
+static __always_inline u32 pmuv3_evtyper_reg(const int n)
+{
+	/* PMEVTYPER<n>_EL0: CRm 0b11:n[4:3] */
+	return sys_reg(3, 3, 14, 12 | (n >> 3), n & 7);
+}
+
+static __always_inline void pmuv3_write_sysreg_imm(const u32 reg, u64 val)
+{
+	asm volatile(DEFINE_MSR_S "	msr_s %c0, %x1\n" UNDEFINE_MSR_S
+		     : : "i" (reg), "rZ" (val));
+}
+
+static __always_inline u64 pmuv3_read_evcntr(const int n)
+{
+	u64 val;
+
+	asm volatile(DEFINE_MRS_S "	mrs_s %0, %c1\n" UNDEFINE_MRS_S
+		     : "=r" (val) : "i" (pmuv3_evcntr_reg(n)));
+	return val;
+}
+
+/*
+ * A slot holds a counter exactly when its bit is in ctx->used_mask (mux.c
+ * sets and clears both together), so the walk below the highest used slot
+ * tests the slot alone.  Checked on the debug kernels.
+ */
+static __always_inline void pmuv3_check_slot(unsigned long used, int n,
+					     const struct pmuctx_counter *c)
+{
+	if (PMUCTX_CHECK_INVARIANTS)
+		WARN_ON_ONCE(!c != !(used & BIT(n)));
+}
+
+/* The highest event counter in @used, or -1. */
+static __always_inline int pmuv3_top_event_counter(unsigned long used)
+{
+	return fls(used & GENMASK(PMU_CYCLE_IDX - 1, 0)) - 1;
+}
+
+/*
+ * Bring one counter's 64-bit count up to date from @raw, its register.
+ * Deltas are taken modulo the counter width, so a wrap between two folds
+ * costs nothing as long as the overflow interrupt comes before a second
+ * wrap.
+ */
+static __always_inline void pmuv3_fold_raw(struct pmuctx_counter *c, u64 raw,
+					   u64 mask, struct pt_regs *regs,
+					   u64 arm_floor)
+{
+	u64 delta = (raw - c->hw_prev) & mask;
 
 	c->hw_count += delta;
 	c->hw_prev = raw;
@@ -246,25 +301,162 @@ static __always_inline void pmuv3_fold_one(struct pmuctx_counter *c,
 		pmuv3_fold_periods(c, regs, arm_floor, delta);
 }
 
-static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs,
-			    u64 arm_floor)
+/* Event counter @n of a load (program it) or of a fold (read it). */
+static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
+				       unsigned long used, const int n,
+				       bool load, struct pt_regs *regs,
+				       u64 arm_floor)
 {
-	unsigned long used = ctx->used_mask, left;
-	int idx;
+	struct pmuctx_counter *c = ctx->slots[n];
 
-	write_sysreg(read_sysreg(pmovsclr_el0) & used, pmovsclr_el0);
-	/* Bit by bit: fewer instructions than for_each_set_bit(). */
-	for (left = used; left; left &= left - 1) {
-		idx = __ffs(left);
-		if (ctx->slots[idx])
-			pmuv3_fold_one(ctx->slots[idx], regs, arm_floor);
+	pmuv3_check_slot(used, n, c);
+	if (!c)
+		return;
+	if (!load) {
+		pmuv3_fold_raw(c, pmuv3_read_evcntr(n), U32_MAX, regs,
+			       arm_floor);
+		return;
+	}
+	c->hw_prev = unlikely(c->attr.sample_period) ?
+		     pmuv3_start_value(n, c->period_left) : 0;
+	pmuv3_write_sysreg_imm(pmuv3_evtyper_reg(n), c->hw_config);
+	pmuv3_write_sysreg_imm(pmuv3_evcntr_reg(n), lower_32_bits(c->hw_prev));
+}
+
+/*
+ * Every used event counter, unrolled: entered at the highest used one, it
+ * goes on down to counter 0, one test of its slot per counter and no
+ * loop.  Instantiated twice, @load constant: the load and the fold.
+ */
+static __always_inline void pmuv3_event_counters(struct pmuctx_context *ctx,
+						 bool load,
+						 struct pt_regs *regs,
+						 u64 arm_floor)
+{
+	unsigned long used = ctx->used_mask;
+
+	switch (pmuv3_top_event_counter(used)) {
+	case 30:
+		pmuv3_slot(ctx, used, 30, load, regs, arm_floor);
+		fallthrough;
+	case 29:
+		pmuv3_slot(ctx, used, 29, load, regs, arm_floor);
+		fallthrough;
+	case 28:
+		pmuv3_slot(ctx, used, 28, load, regs, arm_floor);
+		fallthrough;
+	case 27:
+		pmuv3_slot(ctx, used, 27, load, regs, arm_floor);
+		fallthrough;
+	case 26:
+		pmuv3_slot(ctx, used, 26, load, regs, arm_floor);
+		fallthrough;
+	case 25:
+		pmuv3_slot(ctx, used, 25, load, regs, arm_floor);
+		fallthrough;
+	case 24:
+		pmuv3_slot(ctx, used, 24, load, regs, arm_floor);
+		fallthrough;
+	case 23:
+		pmuv3_slot(ctx, used, 23, load, regs, arm_floor);
+		fallthrough;
+	case 22:
+		pmuv3_slot(ctx, used, 22, load, regs, arm_floor);
+		fallthrough;
+	case 21:
+		pmuv3_slot(ctx, used, 21, load, regs, arm_floor);
+		fallthrough;
+	case 20:
+		pmuv3_slot(ctx, used, 20, load, regs, arm_floor);
+		fallthrough;
+	case 19:
+		pmuv3_slot(ctx, used, 19, load, regs, arm_floor);
+		fallthrough;
+	case 18:
+		pmuv3_slot(ctx, used, 18, load, regs, arm_floor);
+		fallthrough;
+	case 17:
+		pmuv3_slot(ctx, used, 17, load, regs, arm_floor);
+		fallthrough;
+	case 16:
+		pmuv3_slot(ctx, used, 16, load, regs, arm_floor);
+		fallthrough;
+	case 15:
+		pmuv3_slot(ctx, used, 15, load, regs, arm_floor);
+		fallthrough;
+	case 14:
+		pmuv3_slot(ctx, used, 14, load, regs, arm_floor);
+		fallthrough;
+	case 13:
+		pmuv3_slot(ctx, used, 13, load, regs, arm_floor);
+		fallthrough;
+	case 12:
+		pmuv3_slot(ctx, used, 12, load, regs, arm_floor);
+		fallthrough;
+	case 11:
+		pmuv3_slot(ctx, used, 11, load, regs, arm_floor);
+		fallthrough;
+	case 10:
+		pmuv3_slot(ctx, used, 10, load, regs, arm_floor);
+		fallthrough;
+	case 9:
+		pmuv3_slot(ctx, used, 9, load, regs, arm_floor);
+		fallthrough;
+	case 8:
+		pmuv3_slot(ctx, used, 8, load, regs, arm_floor);
+		fallthrough;
+	case 7:
+		pmuv3_slot(ctx, used, 7, load, regs, arm_floor);
+		fallthrough;
+	case 6:
+		pmuv3_slot(ctx, used, 6, load, regs, arm_floor);
+		fallthrough;
+	case 5:
+		pmuv3_slot(ctx, used, 5, load, regs, arm_floor);
+		fallthrough;
+	case 4:
+		pmuv3_slot(ctx, used, 4, load, regs, arm_floor);
+		fallthrough;
+	case 3:
+		pmuv3_slot(ctx, used, 3, load, regs, arm_floor);
+		fallthrough;
+	case 2:
+		pmuv3_slot(ctx, used, 2, load, regs, arm_floor);
+		fallthrough;
+	case 1:
+		pmuv3_slot(ctx, used, 1, load, regs, arm_floor);
+		fallthrough;
+	case 0:
+		pmuv3_slot(ctx, used, 0, load, regs, arm_floor);
+		break;
+	default:
+		break;
 	}
 }
 
-/* Outside the interrupt a sample records where the task was in user space. */
+static __always_inline void pmuv3_fold_slots(struct pmuctx_context *ctx,
+					     struct pt_regs *regs,
+					     u64 arm_floor)
+{
+	struct pmuctx_counter *c = ctx->slots[PMU_CYCLE_IDX];
+
+	pmuv3_event_counters(ctx, false, regs, arm_floor);
+	pmuv3_check_slot(ctx->used_mask, PMU_CYCLE_IDX, c);
+	if (c)
+		pmuv3_fold_raw(c, read_sysreg(pmccntr_el0), U64_MAX, regs,
+			       arm_floor);
+}
+
+static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs,
+			    u64 arm_floor)
+{
+	write_sysreg(read_sysreg(pmovsclr_el0) & ctx->used_mask, pmovsclr_el0);
+	pmuv3_fold_slots(ctx, regs, arm_floor);
+}
+
 static void pmuv3_fold(struct pmuctx_context *ctx)
 {
-	pmuv3_fold_regs(ctx, current->mm ? task_pt_regs(current) : NULL, 0);
+	pmuv3_fold_regs(ctx, NULL, 0);
 }
 
 /* Every counter register EL0 could read, other than @keep's, reads 0. */
@@ -287,19 +479,22 @@ static void pmuv3_zero_others(unsigned long keep)
  */
 static void pmuv3_load(struct pmuctx_context *ctx)
 {
-	unsigned long used = ctx->used_mask, on = 0, left;
-	int idx;
+	unsigned long used = ctx->used_mask;
+	struct pmuctx_counter *c;
 
-	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
-	isb();
-	for (left = used; left; left &= left - 1) {
-		idx = __ffs(left);
-		if (ctx->slots[idx]) {
-			pmuv3_program_one(ctx->slots[idx]);
-			on |= BIT(idx);
-		}
-	}
-	pmuv3_enable_mask(on);
+	/*
+	 * Every counter is off: only a loaded context enables any, and its
+	 * unload (or the CPU's reset) disabled them all.
+	 */
+	if (PMUCTX_CHECK_INVARIANTS)
+		WARN_ON_ONCE(read_sysreg(pmcntenset_el0));
+	pmuv3_event_counters(ctx, true, NULL, 0);
+	c = ctx->slots[PMU_CYCLE_IDX];
+	pmuv3_check_slot(used, PMU_CYCLE_IDX, c);
+	if (c)
+		pmuv3_program_one(c);
+	/* The used slots are the programmed ones (pmuv3_check_slot()). */
+	pmuv3_enable_mask(used);
 	if (ctx->nr_mapped)
 		pmuv3_zero_others(used);
 	write_sysreg(ctx->nr_mapped ? PMUSERENR_ER | PMUSERENR_CR : 0,
@@ -317,7 +512,8 @@ static void pmuv3_unload(struct pmuctx_context *ctx)
 	write_sysreg(0, pmuserenr_el0);
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
-	pmuv3_fold(ctx);
+	/* Stopped: their overflow flags are all cleared below. */
+	pmuv3_fold_slots(ctx, NULL, 0);
 	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
 	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
 	isb();
