@@ -328,6 +328,9 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 		pmuctx_ctx_fold_holder(ctx);
 		if (ctx->loaded_cpu == smp_processor_id())
 			pmuctx_ctx_unload(ctx);
+		/* Loaded elsewhere, it would count that CPU's tasks. */
+		if (PMUCTX_CHECK_INVARIANTS)
+			WARN_ON_ONCE(ctx->loaded_cpu >= 0);
 		kit = ctx->fork_kit;
 		ctx->fork_kit = NULL;
 		ctx->dead = true;
@@ -348,15 +351,28 @@ void pmuctx_task_exited(struct pmuctx_link *link)
 	pmuctx_link_put(link);
 }
 
+/*
+ * The task stops counting for good (exit, or an exec that detaches).  No
+ * switch may come between the unregister and the unload in
+ * pmuctx_task_exited(): without its notifier the task would leave its
+ * context loaded, the PMU counting whoever runs on that CPU next, the
+ * setuid image included, and a read of the context would fold it.
+ */
+static void pmuctx_task_stop(struct pmuctx_link *link)
+{
+	preempt_disable();
+	preempt_notifier_unregister(&link->notifier);
+	link->registered = false;
+	pmuctx_task_exited(link);
+	preempt_enable();
+}
+
 static void pmuctx_on_exit(void *data, struct task_struct *p)
 {
 	struct pmuctx_link *link = pmuctx_link_of_current();
 
-	if (!link)
-		return;
-	preempt_notifier_unregister(&link->notifier);
-	link->registered = false;
-	pmuctx_task_exited(link);
+	if (link)
+		pmuctx_task_stop(link);
 }
 
 /*
@@ -387,9 +403,7 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 	if (!link)
 		return;
 	if (pmuctx_exec_detaches(current)) {
-		preempt_notifier_unregister(&link->notifier);
-		link->registered = false;
-		pmuctx_task_exited(link);
+		pmuctx_task_stop(link);
 		return;
 	}
 	ctx = rcu_dereference_protected(link->ctx, 1);

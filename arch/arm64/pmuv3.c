@@ -484,10 +484,15 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 
 	/*
 	 * Every counter is off: only a loaded context enables any, and its
-	 * unload (or the CPU's reset) disabled them all.
+	 * unload (or the CPU's reset) disabled them all.  Debug kernels
+	 * check it; every kernel makes sure, as a counter left on would
+	 * count another task (a context that stayed loaded without its
+	 * task was one such bug: pmuctx_task_stop()).
 	 */
 	if (PMUCTX_CHECK_INVARIANTS)
 		WARN_ON_ONCE(read_sysreg(pmcntenset_el0));
+	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
+	isb();
 	pmuv3_event_counters(ctx, true, NULL, 0);
 	c = ctx->slots[PMU_CYCLE_IDX];
 	pmuv3_check_slot(used, PMU_CYCLE_IDX, c);
