@@ -193,12 +193,13 @@ again:
 	 * whole kit when it has none (new, or a fork took it).
 	 */
 	if (pmuctx_counter_inherits(c, true)) {
-		unsigned int nr = pmuctx_kit_size(ctx) + 1;
+		unsigned int size = pmuctx_kit_size(ctx);
 
 		pmuctx_ctx_lock_irq(ctx);
-		grow = ctx->fork_kit && ctx->fork_kit->nr >= nr - 1;
+		grow = ctx->fork_kit && ctx->fork_kit->nr >= size;
 		pmuctx_ctx_unlock_irq(ctx);
-		kit = grow ? pmuctx_kit_alloc_growth(nr) : pmuctx_kit_alloc(nr);
+		kit = grow ? pmuctx_kit_alloc_growth(size + 1) :
+			     pmuctx_kit_alloc(size + 1);
 		if (!kit) {
 			mutex_unlock(&ctx->mutex);
 			return -ENOMEM;

@@ -180,13 +180,20 @@ static int pmuv3_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 	return free ? __ffs(free) : -ENOSPC;
 }
 
+/* Where a load starts @c in register @idx: @period_left from overflowing. */
+static __always_inline u64 pmuv3_load_value(const struct pmuctx_counter *c,
+					    int idx)
+{
+	return unlikely(c->attr.sample_period) ?
+	       pmuv3_start_value(idx, c->period_left) : 0;
+}
+
 /* Program the counter's type and start value; the caller enables it. */
 static __always_inline void pmuv3_program_one(struct pmuctx_counter *c)
 {
 	int idx = c->hw_idx;
 
-	c->hw_prev = unlikely(c->attr.sample_period) ?
-		     pmuv3_start_value(idx, c->period_left) : 0;
+	c->hw_prev = pmuv3_load_value(c, idx);
 	pmuv3_write_type_counter(idx, c->hw_config, c->hw_prev);
 }
 
@@ -317,8 +324,7 @@ static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
 			       arm_floor);
 		return;
 	}
-	c->hw_prev = unlikely(c->attr.sample_period) ?
-		     pmuv3_start_value(n, c->period_left) : 0;
+	c->hw_prev = pmuv3_load_value(c, n);
 	pmuv3_write_sysreg_imm(pmuv3_evtyper_reg(n), c->hw_config);
 	pmuv3_write_sysreg_imm(pmuv3_evcntr_reg(n), lower_32_bits(c->hw_prev));
 }
