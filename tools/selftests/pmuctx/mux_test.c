@@ -252,6 +252,12 @@ TEST(fourteen_events_scale_within_one_percent)
 	}
 }
 
+/* /proc/lockdep: a kernel built to find bugs (lockdep, KASAN). */
+static bool debug_kernel(void)
+{
+	return !access("/proc/lockdep", F_OK);
+}
+
 /*
  * Phased: user loops alternate with system calls, so user-mode and
  * kernel-mode events come in bursts.  Runs of different phase lengths
@@ -275,8 +281,7 @@ TEST(fourteen_events_scale_within_one_percent)
  */
 static double mux_perturbation(void)
 {
-	/* /proc/lockdep: a kernel built to find bugs. */
-	return access("/proc/lockdep", F_OK) ? 3000 : 40000;
+	return debug_kernel() ? 40000 : 3000;
 }
 
 /*
@@ -289,8 +294,9 @@ static double mux_perturbation(void)
  */
 static double mux_coverage_floor(void)
 {
-	return access("/proc/lockdep", F_OK) ? 0.90 : 0.80;
+	return debug_kernel() ? 0.80 : 0.90;
 }
+
 TEST(phased_error_estimate_covers)
 {
 	static const unsigned long phases[][3] = {
@@ -312,7 +318,7 @@ TEST(phased_error_estimate_covers)
 	for (run = 0; run < sizeof(phases) / sizeof(phases[0]); run++) {
 		const unsigned long *p = phases[run];
 		/* A system call costs ~10 times more there: same proportions. */
-		unsigned long calls = access("/proc/lockdep", F_OK) ? p[2] : p[2] / 10;
+		unsigned long calls = debug_kernel() ? p[2] / 10 : p[2];
 
 		count_alone(_metadata, truth, p[0], p[1], calls);
 		count_multiplexed(_metadata, r, p[0], p[1], calls);
