@@ -233,11 +233,14 @@ void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx)
  * it left with (its instance has not counted since).  Next's pages then
  * describe @ctx as loaded; prev's say "not on the PMU" (index 0) until
  * its context is loaded again, for a thread sharing its address space.
- * O(counters), for mapped contexts only.
+ * For mapped contexts only, and O(position of the last mapped counter),
+ * not O(counters): a tool that maps its leader pays for one.
  */
 void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
 			    struct pmuctx_context *nctx)
 {
+	/* Pages still to move: the walk ends at the last mapped counter. */
+	int pages = ctx->nr_mapped + nctx->nr_mapped;
 	struct pmuctx_counter *c, *n;
 
 	n = list_first_entry(&nctx->counters, struct pmuctx_counter, ctx_entry);
@@ -249,7 +252,14 @@ void pmuctx_swap_user_pages(struct pmuctx_context *ctx,
 		if (PMUCTX_CHECK_INVARIANTS &&
 		    WARN_ON_ONCE(&n->ctx_entry == &nctx->counters))
 			return;
+		if (pages <= 0) {
+			/* Debug kernels walk on: nr_mapped must count every page. */
+			if (!PMUCTX_CHECK_INVARIANTS)
+				break;
+			WARN_ON_ONCE(prev_page || next_page);
+		}
 		if (prev_page || next_page) {
+			pages -= !!prev_page + !!next_page;
 			now_c = pmuctx_page_instance_value(c);
 			now_n = pmuctx_page_instance_value(n);
 			/* Corresponding counters share their PMU slot. */

@@ -452,6 +452,63 @@ TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
 	close(fd);
 }
 
+/*
+ * The swap moves pages only up to the last mapped counter of either
+ * context (kernel/overflow.c): here the first counter is mapped by
+ * nobody, the second by the parent and the third by the child, so each
+ * swap must find a page at a different place in each context, past one
+ * that has none.  Each task's self-reads stay its own, as above.
+ */
+TEST(mapped_swaps_find_pages_past_unmapped_counters)
+{
+	uint64_t turn, gap, kid_res[3];
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], res[2], fd[3], status, failed, i;
+	pid_t pid;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	ASSERT_EQ(0, pipe(res));
+	fd[0] = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT, 0, 0);
+	for (i = 1; i < 3; i++)
+		fd[i] = pmuctx_open_raw(INST_RETIRED,
+					PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_LE(0, fd[i]);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int kid_failed;
+
+		mapped_side(_metadata, fd[2], a[0], b[1], false, &kid_res[0], &kid_res[1],
+			    &kid_failed);
+		kid_res[2] = kid_failed;
+		write_full(res[1], kid_res, sizeof(kid_res));
+		_exit(0);
+	}
+	mapped_side(_metadata, fd[1], b[0], a[1], true, &turn, &gap, &failed);
+	read_full(b[0], kid_res, 1);	/* the child's last turn */
+	read_full(res[0], kid_res, sizeof(kid_res));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, ctx_stats(fd[0], &st));
+	TH_LOG("swaps %llu loads %llu; parent: turn %llu, gap %llu; child: turn %llu, gap %llu",
+	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
+	       (unsigned long long)turn, (unsigned long long)gap,
+	       (unsigned long long)kid_res[0], (unsigned long long)kid_res[1]);
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(0, kid_res[2]);
+	EXPECT_LE(SWAP_ROUNDS, st.tree_swaps) TH_LOG("mapped contexts did not swap");
+	EXPECT_GT(2 * SWAP_LOOP + 100, turn);
+	EXPECT_GT(2 * SWAP_LOOP + 100, kid_res[0]);
+	EXPECT_GT(1000, gap);
+	EXPECT_GT(1000, kid_res[1]);
+	for (i = 0; i < 3; i++)
+		close(fd[i]);
+}
+
 static sigjmp_buf trap_jmp;
 
 static void __attribute__((unused)) on_sigill(int sig)
