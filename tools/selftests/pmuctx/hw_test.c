@@ -405,37 +405,39 @@ static void mapped_side(struct __test_metadata *_metadata, int fd, int in, int o
 	}
 }
 
-TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
+/*
+ * Parent and child take SWAP_ROUNDS turns on CPU 0, each self-reading
+ * the counter it maps (@parent_fd, @child_fd: inherited, so each maps its
+ * own instance), and the contexts must swap at every turn.
+ */
+static void mapped_ping_pong(struct __test_metadata *_metadata, int parent_fd,
+			     int child_fd)
 {
 	uint64_t turn, gap, kid_res[3];
 	struct pmuctx_ctx_stats st;
-	int a[2], b[2], res[2], fd, status, failed;
+	int a[2], b[2], res[2], status, failed;
 	pid_t pid;
 
-	if (!exact())
-		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	pin_to_cpu(0);
 	ASSERT_EQ(0, pipe(a));
 	ASSERT_EQ(0, pipe(b));
 	ASSERT_EQ(0, pipe(res));
-	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
-	ASSERT_LE(0, fd);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int kid_failed;
 
-		mapped_side(_metadata, fd, a[0], b[1], false, &kid_res[0], &kid_res[1],
-			    &kid_failed);
+		mapped_side(_metadata, child_fd, a[0], b[1], false, &kid_res[0],
+			    &kid_res[1], &kid_failed);
 		kid_res[2] = kid_failed;
 		write_full(res[1], kid_res, sizeof(kid_res));
 		_exit(0);
 	}
-	mapped_side(_metadata, fd, b[0], a[1], true, &turn, &gap, &failed);
+	mapped_side(_metadata, parent_fd, b[0], a[1], true, &turn, &gap, &failed);
 	read_full(b[0], kid_res, 1);	/* the child's last turn */
 	read_full(res[0], kid_res, sizeof(kid_res));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, ctx_stats(fd, &st));
+	ASSERT_EQ(0, ctx_stats(parent_fd, &st));
 	TH_LOG("swaps %llu loads %llu; parent: turn %llu, gap %llu; child: turn %llu, gap %llu",
 	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
 	       (unsigned long long)turn, (unsigned long long)gap,
@@ -449,6 +451,17 @@ TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
 	/* Between turns: the pipe calls' user instructions, never a loop. */
 	EXPECT_GT(1000, gap);
 	EXPECT_GT(1000, kid_res[1]);
+}
+
+TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
+{
+	int fd;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	mapped_ping_pong(_metadata, fd, fd);
 	close(fd);
 }
 
@@ -461,50 +474,17 @@ TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
  */
 TEST(mapped_swaps_find_pages_past_unmapped_counters)
 {
-	uint64_t turn, gap, kid_res[3];
-	struct pmuctx_ctx_stats st;
-	int a[2], b[2], res[2], fd[3], status, failed, i;
-	pid_t pid;
+	int fd[3], i;
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
-	pin_to_cpu(0);
-	ASSERT_EQ(0, pipe(a));
-	ASSERT_EQ(0, pipe(b));
-	ASSERT_EQ(0, pipe(res));
 	fd[0] = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT, 0, 0);
 	for (i = 1; i < 3; i++)
 		fd[i] = pmuctx_open_raw(INST_RETIRED,
 					PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	for (i = 0; i < 3; i++)
 		ASSERT_LE(0, fd[i]);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		int kid_failed;
-
-		mapped_side(_metadata, fd[2], a[0], b[1], false, &kid_res[0], &kid_res[1],
-			    &kid_failed);
-		kid_res[2] = kid_failed;
-		write_full(res[1], kid_res, sizeof(kid_res));
-		_exit(0);
-	}
-	mapped_side(_metadata, fd[1], b[0], a[1], true, &turn, &gap, &failed);
-	read_full(b[0], kid_res, 1);	/* the child's last turn */
-	read_full(res[0], kid_res, sizeof(kid_res));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_EQ(0, ctx_stats(fd[0], &st));
-	TH_LOG("swaps %llu loads %llu; parent: turn %llu, gap %llu; child: turn %llu, gap %llu",
-	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
-	       (unsigned long long)turn, (unsigned long long)gap,
-	       (unsigned long long)kid_res[0], (unsigned long long)kid_res[1]);
-	EXPECT_EQ(0, failed);
-	EXPECT_EQ(0, kid_res[2]);
-	EXPECT_LE(SWAP_ROUNDS, st.tree_swaps) TH_LOG("mapped contexts did not swap");
-	EXPECT_GT(2 * SWAP_LOOP + 100, turn);
-	EXPECT_GT(2 * SWAP_LOOP + 100, kid_res[0]);
-	EXPECT_GT(1000, gap);
-	EXPECT_GT(1000, kid_res[1]);
+	mapped_ping_pong(_metadata, fd[1], fd[2]);
 	for (i = 0; i < 3; i++)
 		close(fd[i]);
 }
