@@ -360,7 +360,10 @@ static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 			continue;
 		if (c->user_page)
 			pmuctx_ctx_mapped(ctx, -1);
+		/* Unloaded since the holder died: nothing of it is on a PMU. */
 		pmuctx_mux_forget(ctx, c);
+		if (pmuctx_counter_is_hw(c))
+			ctx->nr_hw--;
 		list_del_init(&c->ctx_entry);
 		list_del_init(&c->sibling_entry);
 		pmuctx_ctx_tally(ctx, c, -1);

@@ -483,8 +483,20 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	if (!ctx->nr_counters)
 		pmuctx_link_queue_detach(ctx);
 	pmuctx_ctx_unlock_irq(ctx);
-	if (pmuctx_counter_is_hw(c))
+	/*
+	 * Its slot is free, but the counter may still be on where the
+	 * context is loaded (the stop needs an IPI, so it comes after the
+	 * lock).  @nr_hw drops only once it is off: an unload meanwhile
+	 * must still stop the PMU (a context without hardware counters
+	 * leaves it alone), or the counter would run on under whichever
+	 * task that CPU loads next.
+	 */
+	if (pmuctx_counter_is_hw(c)) {
 		pmuctx_hw_stop_counter(ctx, c);
+		pmuctx_ctx_lock_irq(ctx);
+		ctx->nr_hw--;
+		pmuctx_ctx_unlock_irq(ctx);
+	}
 	mutex_unlock(&ctx->mutex);
 	pmuctx_range_free_watch(watch);
 	return true;

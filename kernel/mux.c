@@ -432,12 +432,15 @@ void pmuctx_mux_loading(struct pmuctx_context *ctx)
 		pmuctx_mux_arm();
 }
 
-/* A counter leaves its context (ctx->lock held): free its slot. */
+/*
+ * A counter leaves its context (ctx->lock held): free its slot.  @nr_hw
+ * is the caller's to lower, once the counter is off the PMU: see
+ * pmuctx_ctx_remove_counter().
+ */
 void pmuctx_mux_forget(struct pmuctx_context *ctx, struct pmuctx_counter *c)
 {
 	if (!pmuctx_counter_is_hw(c))
 		return;
-	ctx->nr_hw--;
 	if (c->hw_idx >= 0 && ctx->slots[c->hw_idx] == c) {
 		ctx->slots[c->hw_idx] = NULL;
 		__clear_bit(c->hw_idx, &ctx->used_mask);
