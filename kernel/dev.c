@@ -275,7 +275,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	struct pmuctx_attr attr;
 	bool exec_locked = false;
 	struct file *file;
-	int err, fd, tries;
+	int err, fd;
 
 	if (copy_from_user(&args, uargs, sizeof(args)))
 		return -EFAULT;
@@ -354,12 +354,14 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	}
 
 	/*
-	 * A link retired by a detach racing with us (the task's context had
-	 * just become empty) is replaced by a fresh one.
+	 * A link being retired (its context just became empty, or an exec
+	 * detached it) is still in the index for a few instructions after
+	 * its context died, which the holder runs without waiting for
+	 * anything (with preemption off, but for a registration that came
+	 * too late): wait for it to go, then make a fresh one.  Only an
+	 * exiting target has none to give.
 	 */
-	for (tries = 0; tries < 3 && !ctx; tries++) {
-		if (link)
-			pmuctx_link_put(link);
+	for (;;) {
 		link = pmuctx_link_get_or_create(task);
 		if (IS_ERR(link)) {
 			err = PTR_ERR(link);
@@ -367,10 +369,19 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 			goto free_counter;
 		}
 		ctx = pmuctx_link_pin_ctx(link);
-	}
-	if (!ctx) {
-		err = -ESRCH;
-		goto free_counter;
+		if (ctx)
+			break;
+		pmuctx_link_put(link);
+		link = NULL;
+		if (READ_ONCE(task->flags) & PF_EXITING) {
+			err = -ESRCH;
+			goto free_counter;
+		}
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			goto free_counter;
+		}
+		cond_resched();
 	}
 	/*
 	 * A member joins its leader's context, which must be the one the
