@@ -3,12 +3,14 @@
  * Hostile race tests (Documentation/security.rst): attach in the window
  * between fork and the child's first run, family reads and resets racing
  * equivalent swaps, fork racing enable, fork churn racing structural
- * changes, swaps racing every ctx->lock taker.  Each is bounded in time
+ * changes, swaps racing every ctx->lock taker, PMU counters closed while
+ * their task switches.  Each is bounded in time
  * and meant for -smp 2, where the two sides really run at once; all run as
  * uid/gid 65534.
  */
 #include <pthread.h>
 #include "hostile.h"
+#include "pmu_test.h"
 #include "kselftest_harness.h"
 
 /*
@@ -925,6 +927,83 @@ TEST(swaps_racing_lock_takers_stay_exact)
 TEST(loads_racing_lock_takers_stay_exact)
 {
 	swap_race_run(_metadata, true);
+}
+
+/* ---- PMU counters closed while their task switches -------------------- */
+
+#define CLOSE_ROUNDS	3000
+
+struct close_race {
+	volatile int stop;
+	volatile pid_t tid;
+	long yields;
+};
+
+/* Two of these share CPU 0, so each yield switches: the counted one loads and unloads. */
+static void *close_race_yielder(void *arg)
+{
+	struct close_race *cr = arg;
+
+	cr->tid = gettid();
+	while (!cr->stop) {
+		sched_yield();
+		__atomic_add_fetch(&cr->yields, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * A counter's removal frees its PMU slot under ctx->lock, but the stop of
+ * the counter itself is an IPI to the CPU its context is loaded on, after
+ * the lock.  An unload in between must still stop the whole PMU, though the
+ * context may have no hardware counter left: a counter left on runs on
+ * under whatever that CPU loads next.  The debug kernels check, at every
+ * load, that no counter is on; this is what makes such unloads happen:
+ * one thread opens and closes cycle counters on another that switches
+ * all the time, from the other CPU.  Each close empties the context, so
+ * its link is being retired as the next open comes: that open must wait
+ * for it, not fail with ESRCH.
+ */
+TEST(pmu_counters_closed_while_switching_leave_the_pmu_off)
+{
+	struct close_race cr = { 0 }, other = { 0 };
+	long counted = 0, yields;
+	pthread_t counted_th, other_th;
+	uint64_t end, v;
+	int i, fd;
+
+	RACE_OR_SKIP();
+	if (!have_pmu())
+		SKIP(return, "needs the PMU backend");
+	pin_to_cpu(1);
+	ASSERT_EQ(0, pthread_create(&counted_th, NULL, close_race_yielder, &cr));
+	ASSERT_EQ(0, pthread_create(&other_th, NULL, close_race_yielder, &other));
+	pin_thread(counted_th, 0);
+	pin_thread(other_th, 0);
+	while (!cr.tid)
+		sched_yield();
+	end = now_ns() + 4000000000ULL;
+	for (i = 0; i < CLOSE_ROUNDS && now_ns() < end; i++) {
+		fd = pmuctx_open_raw(CPU_CYCLES, 0, i & 1 ? 100000 : 0, cr.tid);
+		ASSERT_LE(0, fd) TH_LOG("open on the switching thread: %s", strerror(errno));
+		/* Let it load a few times with the counter on. */
+		yields = __atomic_load_n(&cr.yields, __ATOMIC_RELAXED);
+		while (__atomic_load_n(&cr.yields, __ATOMIC_RELAXED) < yields + (i & 3))
+			;
+		v = pmuctx_read1(fd);
+		counted += v > 0;
+		ASSERT_EQ(0, close(fd));
+	}
+	cr.stop = 1;
+	other.stop = 1;
+	ASSERT_EQ(0, pthread_join(counted_th, NULL));
+	ASSERT_EQ(0, pthread_join(other_th, NULL));
+	TH_LOG("%d counters opened and closed; %ld counted; the thread yielded %ld times",
+	       i, counted, cr.yields);
+	EXPECT_LT(100, i);
+	/* A counter that waited for a switch was loaded: it counted. */
+	EXPECT_LT(i / 2, counted);
+	EXPECT_LT(i, cr.yields);
 }
 
 TEST_HARNESS_MAIN
