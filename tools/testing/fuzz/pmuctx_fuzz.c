@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -2442,6 +2443,107 @@ static void remove_fake_pidfds(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * A worker still running long past the deadline is stuck, most likely in
+ * the kernel: SIGKILL will not end a task in D state, so say where every
+ * task of our session is before the watchdog and the kills blur it.
+ */
+/* Why the run failed, for the last line: where CI's tail keeps it. */
+static char why[400];
+
+static void add_why(const char *fmt, ...)
+{
+	size_t n = strlen(why);
+	va_list ap;
+
+	if (n + 4 >= sizeof(why))
+		return;
+	if (n)
+		why[n++] = ';', why[n++] = ' ', why[n] = 0;
+	va_start(ap, fmt);
+	vsnprintf(why + n, sizeof(why) - n, fmt, ap);
+	va_end(ap);
+}
+
+static void print_file_lines(const char *path, const char *prefix)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("%s%s", prefix, line);
+	fclose(f);
+}
+
+static void dump_stragglers(void)
+{
+	pid_t self = getpid(), sid = getsid(0);
+	struct dirent *pe, *te;
+	DIR *procs, *tasks;
+	char path[300], stat[512], comm[64], wchan[128], state;
+	int pid, tid, ppid, pgrp, session;
+	FILE *f;
+
+	procs = opendir("/proc");
+	if (!procs)
+		return;
+	while ((pe = readdir(procs))) {
+		pid = atoi(pe->d_name);
+		if (pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		tasks = opendir(path);
+		if (!tasks)
+			continue;
+		while ((te = readdir(tasks))) {
+			tid = atoi(te->d_name);
+			if (tid <= 0)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (!fgets(stat, sizeof(stat), f) ||
+			    sscanf(stat, "%*d (%63[^)]) %c %d %d %d", comm, &state,
+				   &ppid, &pgrp, &session) != 5) {
+				fclose(f);
+				continue;
+			}
+			fclose(f);
+			if (session != sid)
+				continue;
+			wchan[0] = 0;
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+			f = fopen(path, "r");
+			if (f) {
+				if (!fgets(wchan, sizeof(wchan), f))
+					wchan[0] = 0;
+				fclose(f);
+			}
+			printf("# straggler %d/%d %s state %c ppid %d pgrp %d wchan %s\n",
+			       pid, tid, comm, state, ppid, pgrp, wchan[0] ? wchan : "-");
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+			print_file_lines(path, "#   ");
+			/* A task asleep in user space (pause, waitpid) is no news. */
+			if (state == 'D' || state == 'R')
+				add_why("task %d state %c in %s", tid, state,
+					wchan[0] ? wchan : "?");
+		}
+		closedir(tasks);
+	}
+	closedir(procs);
+	/* Every blocked task's stack, locks held included, on the console. */
+	if (in_vm && geteuid() == 0) {
+		f = fopen("/proc/sysrq-trigger", "w");
+		if (f) {
+			fputs("w", f);
+			fclose(f);
+		}
+	}
+}
+
 static uint64_t stream_seed(int w, int t)
 {
 	uint64_t x = opt_seed * 0x100000001b3ULL + (uint64_t)w * 1000003 + t;
@@ -2628,6 +2730,7 @@ int main(int argc, char **argv)
 	double elapsed, last = 0, kill_at;
 	pid_t wpids[MAX_WORKERS] = { 0 };
 	bool whung[MAX_WORKERS] = { false };
+	bool dumped = false;
 	char link[64];
 	ssize_t n;
 	pid_t p;
@@ -2722,9 +2825,13 @@ int main(int argc, char **argv)
 						    WTERMSIG(status),
 						    WTERMSIG(status) == SIGALRM ?
 						    " (watchdog: hung)" : "");
+						add_why("worker %d died by signal %d at %.0fs", i,
+							WTERMSIG(status), now());
 						nprivfail++;
 					} else if (WEXITSTATUS(status)) {
 						say("worker %d exited %d", i, WEXITSTATUS(status));
+						add_why("worker %d exited %d at %.0fs", i,
+							WEXITSTATUS(status), now());
 						nprivfail++;
 					}
 					sh->workers[i] = 0;
@@ -2739,6 +2846,17 @@ int main(int argc, char **argv)
 		}
 		if (elapsed > deadline)
 			sh->stop = 1;
+		if (!dumped && elapsed > deadline + 45) {
+			for (i = 0; i < opt_workers; i++)
+				if (sh->workers[i])
+					break;
+			if (i < opt_workers) {
+				say("worker %d still running %.0fs after the deadline: where the session's tasks are",
+				    i, elapsed - deadline);
+				dump_stragglers();
+			}
+			dumped = true;
+		}
 		if (elapsed > kill_at) {
 			for (i = 0; i < opt_workers; i++)
 				if (sh->workers[i]) {
@@ -2754,6 +2872,8 @@ int main(int argc, char **argv)
 			kill_at = elapsed + 5;
 			if (elapsed > opt_seconds + 100) {
 				say("children that SIGKILL does not end: giving up on them");
+				dump_stragglers();
+				add_why("tasks SIGKILL does not end");
 				break;
 			}
 		}
@@ -2769,8 +2889,9 @@ int main(int argc, char **argv)
 	print_summary(elapsed);
 	(void)unpriv_workers;
 	if (sh->violations || nprivfail || hung) {
-		printf("not ok 1 - pmuctx_fuzz seed=%llu: %lu violations, %d workers failed, %d hung\n",
-		       (unsigned long long)opt_seed, sh->violations, nprivfail, hung);
+		printf("not ok 1 - pmuctx_fuzz seed=%llu: %lu violations, %d workers failed, %d hung%s%s%s\n",
+		       (unsigned long long)opt_seed, sh->violations, nprivfail, hung,
+		       why[0] ? " (" : "", why, why[0] ? ")" : "");
 		return 1;
 	}
 	printf("ok 1 - pmuctx_fuzz seed=%llu: %lu ops in %.1fs, %.0f ops/s\n",
