@@ -137,6 +137,7 @@ static struct shared *sh;
 static uint64_t opt_seed = 1;
 static unsigned long opt_ops = 100000;
 static unsigned int opt_seconds = 60;
+static unsigned int opt_stuck_after = 45;	/* past the deadline: dump tasks */
 static int opt_workers = 4;
 static int opt_threads = 2;
 static int opt_verbose;
@@ -2697,7 +2698,8 @@ static void print_summary(double elapsed)
 static void usage(void)
 {
 	say("usage: pmuctx_fuzz [--seed N] [--ops N] [--seconds S] [--workers N]\n"
-	    "                   [--threads N] [--verbose] [--exclude CLASS,...] [--no-CLASS]\n"
+	    "                   [--threads N] [--stuck-after S] [--verbose]\n"
+	    "                   [--exclude CLASS,...] [--no-CLASS]\n"
 	    "classes: every op (open read ctl id stats tree samples badioctl info poll\n"
 	    "  mmap munmap fcntl dup close fork sleeper kill reap thread exec affinity\n"
 	    "  work) and fake-pidfd unpriv pid1 tiny-period inherit-stat monotonic\n"
@@ -2752,6 +2754,8 @@ int main(int argc, char **argv)
 			opt_ops = strtoul(v, NULL, 0); i++;
 		} else if (!strcmp(a, "--seconds") && v) {
 			opt_seconds = strtoul(v, NULL, 0); i++;
+		} else if (!strcmp(a, "--stuck-after") && v) {
+			opt_stuck_after = strtoul(v, NULL, 0); i++;
 		} else if (!strcmp(a, "--workers") && v) {
 			opt_workers = atoi(v); i++;
 		} else if (!strcmp(a, "--threads") && v) {
@@ -2846,7 +2850,7 @@ int main(int argc, char **argv)
 		}
 		if (elapsed > deadline)
 			sh->stop = 1;
-		if (!dumped && elapsed > deadline + 45) {
+		if (!dumped && elapsed > deadline + opt_stuck_after) {
 			for (i = 0; i < opt_workers; i++)
 				if (sh->workers[i])
 					break;
