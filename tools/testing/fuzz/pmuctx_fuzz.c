@@ -2444,11 +2444,6 @@ static void remove_fake_pidfds(const char *dir)
 	rmdir(dir);
 }
 
-/*
- * A worker still running long past the deadline is stuck, most likely in
- * the kernel: SIGKILL will not end a task in D state, so say where every
- * task of our session is before the watchdog and the kills blur it.
- */
 /* Why the run failed, for the last line: where CI's tail keeps it. */
 static char why[400];
 
@@ -2478,63 +2473,119 @@ static void print_file_lines(const char *path, const char *prefix)
 	fclose(f);
 }
 
-static void dump_stragglers(void)
+struct our_task {
+	int pid, tid, ppid, pgrp;
+	char comm[64], state;
+};
+
+static int parent_of(int pid)
 {
-	pid_t self = getpid(), sid = getsid(0);
+	char path[64], stat[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(stat, sizeof(stat), f) ? strrchr(stat, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/* Ours: a worker, its children, and orphans re-parented to us (subreaper). */
+static bool is_descendant(int pid)
+{
+	int self = getpid(), depth;
+
+	for (depth = 0; pid > 1 && depth < 64; depth++) {
+		pid = parent_of(pid);
+		if (pid == self)
+			return true;
+	}
+	return false;
+}
+
+/* Call @fn for every task (thread) of every process below us. */
+static void for_each_our_task(void (*fn)(const struct our_task *))
+{
+	struct our_task t;
 	struct dirent *pe, *te;
 	DIR *procs, *tasks;
-	char path[300], stat[512], comm[64], wchan[128], state;
-	int pid, tid, ppid, pgrp, session;
+	char path[300], stat[512];
 	FILE *f;
 
 	procs = opendir("/proc");
 	if (!procs)
 		return;
 	while ((pe = readdir(procs))) {
-		pid = atoi(pe->d_name);
-		if (pid <= 0 || pid == self)
+		t.pid = atoi(pe->d_name);
+		if (t.pid <= 0 || !is_descendant(t.pid))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		snprintf(path, sizeof(path), "/proc/%d/task", t.pid);
 		tasks = opendir(path);
 		if (!tasks)
 			continue;
 		while ((te = readdir(tasks))) {
-			tid = atoi(te->d_name);
-			if (tid <= 0)
+			t.tid = atoi(te->d_name);
+			if (t.tid <= 0)
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", t.pid, t.tid);
 			f = fopen(path, "r");
 			if (!f)
 				continue;
-			if (!fgets(stat, sizeof(stat), f) ||
-			    sscanf(stat, "%*d (%63[^)]) %c %d %d %d", comm, &state,
-				   &ppid, &pgrp, &session) != 5) {
-				fclose(f);
-				continue;
-			}
+			if (fgets(stat, sizeof(stat), f) &&
+			    sscanf(stat, "%*d (%63[^)]) %c %d %d", t.comm, &t.state,
+				   &t.ppid, &t.pgrp) == 4)
+				fn(&t);
 			fclose(f);
-			if (session != sid)
-				continue;
-			wchan[0] = 0;
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
-			f = fopen(path, "r");
-			if (f) {
-				if (!fgets(wchan, sizeof(wchan), f))
-					wchan[0] = 0;
-				fclose(f);
-			}
-			printf("# straggler %d/%d %s state %c ppid %d pgrp %d wchan %s\n",
-			       pid, tid, comm, state, ppid, pgrp, wchan[0] ? wchan : "-");
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
-			print_file_lines(path, "#   ");
-			/* A task asleep in user space (pause, waitpid) is no news. */
-			if (state == 'D' || state == 'R')
-				add_why("task %d state %c in %s", tid, state,
-					wchan[0] ? wchan : "?");
 		}
 		closedir(tasks);
 	}
 	closedir(procs);
+}
+
+static void print_our_task(const struct our_task *t)
+{
+	char path[300], wchan[128] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", t->pid, t->tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(wchan, sizeof(wchan), f))
+			wchan[0] = 0;
+		fclose(f);
+	}
+	printf("# straggler %d/%d %s state %c ppid %d pgrp %d wchan %s\n",
+	       t->pid, t->tid, t->comm, t->state, t->ppid, t->pgrp,
+	       wchan[0] ? wchan : "-");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", t->pid, t->tid);
+	print_file_lines(path, "#   ");
+	/* A task asleep in user space (pause, waitpid) is no news. */
+	if (t->state == 'D' || t->state == 'R')
+		add_why("task %d state %c in %s", t->tid, t->state,
+			wchan[0] ? wchan : "?");
+}
+
+static void kill_our_task(const struct our_task *t)
+{
+	if (t->pid == t->tid)
+		kill(t->pid, SIGKILL);
+}
+
+/*
+ * A worker still running long past the deadline is stuck, most likely in
+ * the kernel: SIGKILL will not end a task in D state, so say where every
+ * task below us is before the watchdog and the kills blur it.
+ */
+static void dump_stragglers(void)
+{
+	FILE *f;
+
+	for_each_our_task(print_our_task);
 	/* Every blocked task's stack, locks held included, on the console. */
 	if (in_vm && geteuid() == 0) {
 		f = fopen("/proc/sysrq-trigger", "w");
@@ -2855,7 +2906,7 @@ int main(int argc, char **argv)
 				if (sh->workers[i])
 					break;
 			if (i < opt_workers) {
-				say("worker %d still running %.0fs after the deadline: where the session's tasks are",
+				say("worker %d still running %.0fs after the deadline: where our tasks are",
 				    i, elapsed - deadline);
 				dump_stragglers();
 			}
@@ -2872,7 +2923,11 @@ int main(int argc, char **argv)
 						hung++;
 					whung[i] = true;
 				}
-			/* grandchildren re-parented to us (subreaper) */
+			/*
+			 * And whatever else is left: children of dead workers
+			 * were re-parented to us (subreaper).
+			 */
+			for_each_our_task(kill_our_task);
 			kill_at = elapsed + 5;
 			if (elapsed > opt_seconds + 100) {
 				say("children that SIGKILL does not end: giving up on them");
