@@ -462,7 +462,14 @@ void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx)
 			WRITE_ONCE(c->range, n->range);
 			WRITE_ONCE(n->range, w);
 			if (c->attr.sample_period) {
-				/* The period left goes with the instance. */
+				/*
+				 * The period left goes with the watch, as the
+				 * hits do: every task samples each period of
+				 * its own hits.  Left with the instance, a
+				 * task's part period was dropped when its
+				 * hits moved to the other instance's.
+				 */
+				swap(c->period_left, n->period_left);
 				if (c->range)
 					WRITE_ONCE(c->range->inst, c);
 				if (w)
