@@ -2586,7 +2586,10 @@ static void dump_stragglers(void)
 	FILE *f;
 
 	for_each_our_task(print_our_task);
-	/* Every blocked task's stack, locks held included, on the console. */
+	/*
+	 * Every D-state task's stack on the console, kernel threads too
+	 * (stock kernels: the debug ones are built without sysrq).
+	 */
 	if (in_vm && geteuid() == 0) {
 		f = fopen("/proc/sysrq-trigger", "w");
 		if (f) {
