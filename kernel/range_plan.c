@@ -112,14 +112,30 @@ static u64 range_round_up(u64 end, unsigned int order)
 	return last == U64_MAX ? 0 : last + 1;
 }
 
-static int range_plan_fine(u64 start, u64 end, struct pmuctx_range_plan *plan)
+/*
+ * Fine mode (Itanium 2's IBR pairs as limits) compares instruction
+ * addresses at the granule of the smallest coarse block, regs->min_order
+ * (the 16-byte bundle): an unaligned start or end takes in its whole
+ * bundle, reported as offsets like a coarse plan's (with EXACT, ERANGE).
+ * libpfm refuses such ranges instead (not bundle-aligned).  Rounding stays
+ * within the page, which is bundle-aligned.
+ */
+static int range_plan_fine(const struct pmuctx_range_regs *regs, u64 start,
+			   u64 end, struct pmuctx_range_plan *plan)
 {
+	u64 plan_start = range_round_down(start, regs->min_order);
+	u64 plan_end = range_round_up(end, regs->min_order);
+
+	if (!plan_end)
+		return -ERANGE;
 	memset(plan, 0, sizeof(*plan));
-	plan->start = start;
-	plan->end = end;
+	plan->start = plan_start;
+	plan->end = plan_end;
+	plan->start_off = start - plan_start;
+	plan->end_off = plan_end - end;
 	plan->nr_blocks = 1;
-	plan->blocks[0].base = start;
-	plan->blocks[0].size = end - start;
+	plan->blocks[0].base = plan_start;
+	plan->blocks[0].size = plan_end - plan_start;
 	plan->blocks[0].type = PMUCTX_RANGE_SPAN_FINE;
 	return 0;
 }
@@ -143,7 +159,7 @@ int pmuctx_range_plan(const struct pmuctx_range_hw *hw, u64 start, u64 end,
 	if (kind == PMUCTX_RANGE_INSN && hw->fine_insn_order &&
 	    hw->fine_insn_order < 64 &&
 	    !((start ^ (end - 1)) >> hw->fine_insn_order))
-		return range_plan_fine(start, end, plan);
+		return range_plan_fine(regs, start, end, plan);
 
 	if (!regs->nr)
 		return -EOPNOTSUPP;

@@ -81,8 +81,12 @@ static const char *plan_error(const struct pmuctx_range_hw *hw, unsigned int kin
 		case PMUCTX_RANGE_SPAN_FINE:
 			if (kind != PMUCTX_RANGE_INSN || !hw->fine_insn_order)
 				return "fine block on data or without fine mode";
-			if (p->nr_blocks != 1 || b->base != s || b->size != e - s)
-				return "fine block is not the exact request";
+			/* the request, out to whole bundles (the smallest coarse block) */
+			if (p->nr_blocks != 1 ||
+			    b->base != (s & ~((1ULL << regs->min_order) - 1)) ||
+			    b->base + b->size != ((e + (1ULL << regs->min_order) - 1) &
+						  ~((1ULL << regs->min_order) - 1)))
+				return "fine block is not the request rounded out to bundles";
 			if (b->base >> hw->fine_insn_order != (b->base + b->size - 1) >> hw->fine_insn_order)
 				return "fine block crosses its page";
 			break;
@@ -493,6 +497,10 @@ static const struct errno_case errno_cases[] = {
 	  "fine mode: exact within one 4 KB page" },
 	{ "itanium2", PMUCTX_RANGE_INSN, 0x400000, 0x401000, 0, 1, 0,
 	  "fine mode: a whole page (its last byte decides)" },
+	{ "itanium2", PMUCTX_RANGE_INSN, 0x1001, 0x1005, 0, 1, 0xc,
+	  "fine mode: unaligned ends take whole 16-byte bundles, 1 before and 0xb after" },
+	{ "itanium2", PMUCTX_RANGE_INSN, 0x400ff8, 0x401000, 0, 1, 0x8,
+	  "fine mode: an unaligned start within the page's last bundle" },
 	{ "itanium2", PMUCTX_RANGE_INSN, 0x400ff0, 0x401010, 0, 2, 0,
 	  "across a page: coarse, two 16-byte bundles" },
 	{ "itanium2", PMUCTX_RANGE_INSN, 0x400ff1, 0x401001, 0, 2, 0x10,
