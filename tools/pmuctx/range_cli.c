@@ -120,7 +120,7 @@ static const char *span_type_name(unsigned int type)
 	switch (type) {
 	case PMUCTX_RANGE_SPAN_MASK: return "aligned mask";
 	case PMUCTX_RANGE_SPAN_BYTES: return "byte select";
-	case PMUCTX_RANGE_SPAN_FINE: return "fine (exact)";
+	case PMUCTX_RANGE_SPAN_FINE: return "fine (start and end limits)";
 	}
 	return "?";
 }
