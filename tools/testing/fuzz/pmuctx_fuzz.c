@@ -6,7 +6,10 @@
  * each with several threads, run random but mostly valid operations on
  * /dev/pmuctx and on shared counter fds: opens with every attr field and
  * target kind, reads and ioctls with good and bad sizes and pointers, poll,
- * mmap, fcntl, dup/close, fork, threads, exec, kill, CPU hopping.
+ * mmap, fcntl, dup/close, fork, threads, exec, kill, CPU hopping; and
+ * storms: threads and children that make watchpoint hits, PMU overflows,
+ * rotations and swaps while counters are opened, failed, closed, mapped
+ * and unmapped on them, and while they fork, exec and exit.
  *
  * Every operation and its arguments come from a per-stream PRNG seeded from
  * --seed, the worker and the thread, never from results, so a seed replays
@@ -66,7 +69,7 @@ enum op {
 	OP_OPEN, OP_READ, OP_CTL, OP_ID, OP_STATS, OP_TREE, OP_SAMPLES,
 	OP_BADIOCTL, OP_INFO, OP_POLL, OP_MMAP, OP_MUNMAP, OP_FCNTL, OP_DUP,
 	OP_CLOSE, OP_FORK, OP_SLEEPER, OP_KILL, OP_REAP, OP_THREAD, OP_EXEC,
-	OP_AFFINITY, OP_WORK, NR_OPS
+	OP_AFFINITY, OP_WORK, OP_RANGESTORM, OP_PMUSTORM, OP_SWAPSTORM, NR_OPS
 };
 
 static const struct {
@@ -97,6 +100,10 @@ static const struct {
 	[OP_EXEC]	= { "exec",	  1, false },
 	[OP_AFFINITY]	= { "affinity",	  6, true },
 	[OP_WORK]	= { "work",	  9, true },
+	/* events driven into objects being built and torn down: each a storm */
+	[OP_RANGESTORM]	= { "rangestorm", 1, false },
+	[OP_PMUSTORM]	= { "pmustorm",	  1, false },
+	[OP_SWAPSTORM]	= { "swapstorm",  1, false },
 };
 
 /*
@@ -111,12 +118,29 @@ enum cls {
 	CL_INHERIT_STAT,	/* PMUCTX_ATTR_INHERIT_STAT */
 	CL_MONOTONIC,		/* the "counter never decreases" check */
 	CL_SAMPLING,		/* any sample_period */
+	CL_COUNTER_LIMIT,	/* lowering max_counters_per_task for EMFILE */
 	NR_CLASSES
 };
 
 static const char *const class_names[NR_CLASSES - NR_OPS] = {
 	"fake-pidfd", "unpriv", "pid1", "tiny-period", "inherit-stat",
-	"monotonic", "sampling",
+	"monotonic", "sampling", "counter-limit",
+};
+
+/* What the storms made happen, counted over the run (printed at the end). */
+enum ev {
+	EV_RANGE_OPENS, EV_RANGE_OPENS_TOUCHED, EV_TOUCHES_IN_OPENS, EV_RANGE_HITS,
+	EV_RANGE_OVERFLOWS, EV_HITS_CHECKED, EV_PMU_OPENS, EV_PMU_OVERFLOWS, EV_MMAPS,
+	EV_ROTATIONS, EV_SWAPS, EV_EBUSY, EV_EMFILE, EV_BAD_LEADER, EV_EXITS,
+	EV_CHILD_OPENS, NR_EV
+};
+
+static const char *const ev_names[NR_EV] = {
+	"range-opens", "range-opens-target-touched", "target-touches-during-opens",
+	"range-hits-counted", "range-samples", "range-counts-checked",
+	"pmu-sampling-opens", "pmu-overflows", "self-mmaps", "rotations", "swaps",
+	"ebusy", "emfile", "foreign-leader-einval", "exits-under-counters",
+	"opens-on-spinning-child",
 };
 
 /* ---- shared state (MAP_SHARED, survives fork) ---- */
@@ -125,6 +149,7 @@ struct shared {
 	unsigned long errs[NR_OPS][NERR];
 	unsigned long ops;		/* every operation, children included */
 	unsigned long violations;
+	unsigned long ev[NR_EV];
 	int stop;
 	pid_t workers[MAX_WORKERS];
 	pid_t top;
@@ -147,6 +172,11 @@ static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
 static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
 static bool range_samples;		/* PMUCTX_FEAT_RANGE_SAMPLES */
+static unsigned int info_range_data_nr;	/* data watchpoints */
+static unsigned int info_nr_hw;		/* PMU counters: general and fixed */
+/* max_counters_per_task as set for the run (0: not ours to rely on) */
+static unsigned int counter_limit;
+#define COUNTER_LIMIT	48
 /* What range counters watch: the streams' own accesses land here. */
 static volatile uint64_t watched[512] __attribute__((aligned(4096)));
 static bool allow_kernel;
@@ -2258,6 +2288,1004 @@ static void op_exec(struct stream *s)
 	record(OP_EXEC, p, errno);
 }
 
+/* ---- storms: events driven into objects while they are built and torn down ---- */
+
+/*
+ * Every object an interrupt, an exception or another CPU reaches (a range
+ * counter's watchpoints, a sampling PMU counter's overflows, a multiplexed
+ * context's rotations, a family's swaps, a mapped self-read page) must
+ * take those events while it is opened, failed, closed, exec'd, exited
+ * and unmapped.  The storm operations start threads (or children) that
+ * make the events, and open and close counters on them meanwhile;
+ * Documentation/testing.rst lists which op covers which window.  Their
+ * arguments come from the stream as every op's; what the spinners do
+ * comes from nothing.  sh->ev counts what happened, printed at the end.
+ */
+
+#ifdef __aarch64__
+#define ARM64	1
+#else
+#define ARM64	0
+#endif
+
+/* The storm spinners' accesses land here; range counters watch it. */
+static volatile uint64_t storm_buf[8] __attribute__((aligned(64)));
+
+/* Executed by the spinners: instruction range counters watch its start. */
+static __attribute__((noinline, aligned(16))) void storm_insn(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static void storm_touch(void)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		storm_buf[i] += i;	/* a load and a store each */
+	storm_insn();
+}
+
+static void ev_add(enum ev e, unsigned long n)
+{
+	if (sh)
+		__atomic_add_fetch(&sh->ev[e], n, __ATOMIC_RELAXED);
+}
+
+enum spin_mode { SPIN_TOUCH, SPIN_SELFMAP, SPIN_PINGPONG };
+
+struct spinner {
+	pthread_t th;
+	struct stream s;	/* for its violations' tag; draws nothing */
+	int mode;
+	int cpu;		/* -1: where it runs */
+	int stop;
+	pid_t tid;
+	unsigned long touches;	/* storm_touch() calls */
+	unsigned long yields;	/* sched_yield() returns */
+	unsigned long period;	/* SPIN_SELFMAP: its own counter's */
+};
+
+static unsigned long spin_load(const unsigned long *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * SPIN_SELFMAP: a sampling cycle counter of its own, opened, mapped, its
+ * page read, unmapped and closed over and over, while the storm opens and
+ * closes others on it: its page and its slot come and go under overflows.
+ */
+static void spin_selfmap(struct spinner *sp)
+{
+	struct pmuctx_attr a = { .size = sizeof(a), .type = PMUCTX_TYPE_RAW,
+				 .config = 0x11, .flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+				 .sample_period = sp->period };
+	struct pmuctx_open_args args = { .attr = (uintptr_t)&a, .group_fd = -1,
+					 .flags = PMUCTX_OPEN_CLOEXEC };
+	volatile struct pmuctx_mmap_page *pg;
+	struct expect e;
+	int fd, err;
+	void *p;
+
+	fd = ioctl(W.dev, PMUCTX_OPEN, &args);
+	err = errno;
+	record(OP_PMUSTORM, fd, err);
+	expect_init(&e);
+	if (counter_limit)
+		allow(&e, EMFILE);
+	judge(&sp->s, "selfmap: open a sampling cycle counter on itself", fd, err, &e);
+	if (fd < 0)
+		return;
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	err = errno;
+	record(OP_PMUSTORM, p == MAP_FAILED ? -1 : 0, err);
+	if (p == MAP_FAILED) {
+		/* It holds the original: only a want of memory may refuse. */
+		expect_init(&e);
+		judge(&sp->s, "selfmap: mmap of its own counter", -1, err, &e);
+	} else {
+		pg = p;
+		ev_add(EV_MMAPS, 1);
+		if (pg->version != 1)
+			viol(&sp->s, "selfmap: page version %u", pg->version);
+		storm_touch();
+		if (pg->index > 32)
+			viol(&sp->s, "selfmap: page index %u", pg->index);
+		munmap(p, 4096);
+	}
+	if (close(fd))
+		viol(&sp->s, "selfmap: close: %s", ename(errno));
+}
+
+static void *spinner_main(void *arg)
+{
+	struct spinner *sp = arg;
+	unsigned long n = 0;
+
+	if (sp->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(sp->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	__atomic_store_n(&sp->tid, gettid_(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		storm_touch();
+		__atomic_store_n(&sp->touches, ++n, __ATOMIC_RELEASE);
+		/* Back to user space often: counters on another task start there. */
+		if (sp->mode == SPIN_PINGPONG || n % 64 == 0) {
+			sched_yield();
+			__atomic_add_fetch(&sp->yields, 1, __ATOMIC_ACQ_REL);
+		}
+		if (sp->mode == SPIN_SELFMAP && n % 256 == 0)
+			spin_selfmap(sp);
+	}
+	return NULL;
+}
+
+/*
+ * Threads a worker's threads create inherit their counters (INHERIT):
+ * storm threads that must start with an empty context are created by the
+ * spawner, a thread no counter is ever opened on.
+ */
+struct spawn_req {
+	pthread_t *th;
+	void *(*fn)(void *);
+	void *arg;
+	int ret;
+};
+
+static int spawn_rq[2] = { -1, -1 }, spawn_ack[2] = { -1, -1 };
+static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int create_thread(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t at;
+	int ret;
+
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	ret = pthread_create(th, &at, fn, arg);
+	pthread_attr_destroy(&at);
+	return ret;
+}
+
+static void *spawner_main(void *unused)
+{
+	struct spawn_req *rq;
+
+	(void)unused;
+	while (read(spawn_rq[0], &rq, sizeof(rq)) == sizeof(rq)) {
+		rq->ret = create_thread(rq->th, rq->fn, rq->arg);
+		if (write(spawn_ack[1], &rq, sizeof(rq)) != sizeof(rq))
+			break;
+	}
+	return NULL;
+}
+
+/* Before any counter exists: the spawner's context stays empty. */
+static void spawner_setup(void)
+{
+	pthread_t th;
+
+	if (pipe2(spawn_rq, O_CLOEXEC) || pipe2(spawn_ack, O_CLOEXEC) ||
+	    create_thread(&th, spawner_main, NULL)) {
+		spawn_rq[1] = -1;
+		return;
+	}
+	pthread_detach(th);
+}
+
+/* A thread with no counters (@clean), or with this thread's inherited ones. */
+static int spawn_thread(pthread_t *th, void *(*fn)(void *), void *arg, bool clean)
+{
+	struct spawn_req r = { .th = th, .fn = fn, .arg = arg, .ret = EAGAIN }, *rp = &r;
+	int ret = EAGAIN;
+
+	if (!clean)
+		return create_thread(th, fn, arg);
+	if (spawn_rq[1] < 0)
+		return EAGAIN;
+	pthread_mutex_lock(&spawn_lock);
+	if (write(spawn_rq[1], &rp, sizeof(rp)) == sizeof(rp) &&
+	    read(spawn_ack[0], &rp, sizeof(rp)) == sizeof(rp))
+		ret = r.ret;
+	pthread_mutex_unlock(&spawn_lock);
+	return ret;
+}
+
+/*
+ * Start @sp; false if no thread (then it is not running).  Pinned to @cpu
+ * unless it is -1; created empty (@clean) or inheriting ours.
+ */
+static bool spinner_start(struct stream *s, struct spinner *sp, int mode, int cpu,
+			  unsigned long period, int idx, bool clean)
+{
+	int ret;
+
+	memset(sp, 0, sizeof(*sp));
+	sp->s = *s;
+	snprintf(sp->s.tag, sizeof(sp->s.tag), "%.30s.s%d", s->tag, idx);
+	sp->mode = mode;
+	sp->cpu = cpu;
+	sp->period = period;
+	ret = spawn_thread(&sp->th, spinner_main, sp, clean);
+	if (ret) {
+		sp->tid = 0;
+		return false;
+	}
+	while (!__atomic_load_n(&sp->tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	return true;
+}
+
+static void spinner_stop(struct spinner *sp)
+{
+	if (!sp->tid)
+		return;
+	__atomic_store_n(&sp->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(sp->th, NULL);
+	sp->tid = 0;
+}
+
+/*
+ * Has @sp been back to user space twice since @yields0?  Waits up to
+ * @wait seconds for it.
+ */
+static bool spinner_ran(struct spinner *sp, unsigned long yields0, double wait)
+{
+	double t_end = now() + wait;
+
+	while (spin_load(&sp->yields) < yields0 + 2) {
+		if (now() > t_end || !sp->tid)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+/*
+ * A spinning child (a pid target): touches storm_buf with a yield every 64
+ * touches, forks short-lived grandchildren now and then (clones of
+ * inherited counters, their own watchpoints), may exec itself into
+ * --child-spin (watchpoints and counters across exec); it reports its
+ * touches in *@touches (shared memory) until the exec.
+ */
+static pid_t storm_child(unsigned long *touches, bool exec, bool forks)
+{
+	unsigned long n = 0;
+	pid_t p;
+
+	pthread_rwlock_wrlock(&fork_lock);
+	p = fork();
+	if (p)
+		pthread_rwlock_unlock(&fork_lock);
+	if (p)
+		return p;
+	child_setup();
+	alarm(30);
+	for (;;) {
+		storm_touch();
+		__atomic_store_n(touches, ++n, __ATOMIC_RELEASE);
+		if (n % 64)
+			continue;
+		sched_yield();
+		if (forks && n % 1024 == 0 && fork() == 0) {
+			int i;
+
+			for (i = 0; i < 512; i++)
+				storm_touch();
+			_exit(0);
+		}
+		if (exec && n == 4096)
+			execl(self_exe, "pmuctx_fuzz", "--child-spin", (char *)NULL);
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+}
+
+/* --child-spin: an exec'd storm child, until its parent kills it. */
+static int child_spin_main(void)
+{
+	unsigned long n;
+
+	alarm(30);
+	for (n = 1;; n++) {
+		storm_touch();
+		if (n % 64 == 0)
+			sched_yield();
+		if (n % 2048 == 0 && fork() == 0) {
+			int i;
+
+			for (i = 0; i < 256; i++)
+				storm_touch();
+			_exit(0);
+		}
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+	}
+	return 0;
+}
+
+static void storm_kill_child(pid_t p)
+{
+	int status;
+
+	if (p <= 0)
+		return;
+	kill(p, SIGKILL);
+	/* A reap op of another thread may take it first: then it is noted. */
+	if (waitpid(p, &status, __WALL) == p)
+		note_dead(p, status);
+}
+
+#define STORM_FDS	96
+
+/* The counters a storm holds: fd, what it is, and what it was opened on. */
+struct storm_fd {
+	int fd;
+	uint64_t config;
+	bool range, hw, enabled;
+	bool fam;		/* the swap storm's family counter */
+	bool shadowed;		/* x86: another watch of its thread overlaps */
+	uint64_t start, end;	/* a range counter's range */
+	int on;			/* spinner index, or -1 for the child */
+	uint64_t period;
+	unsigned long yields0;	/* the spinner's yields when it was opened */
+};
+
+struct storm {
+	struct stream *s;
+	enum op op;		/* whose errno counts these are */
+	struct storm_fd f[STORM_FDS];
+	int n;
+	unsigned long rotations[3];	/* the most each spinner's context saw */
+	struct spinner sp[3];
+	int nsp;
+	pid_t child;
+	unsigned long *child_touches;	/* shared with the child */
+	int in_ctx[3];		/* counters we put in each spinner's context */
+};
+
+static int storm_open(struct storm *st, struct pmuctx_attr *a, pid_t target, int group,
+		      int on, struct expect *e, const char *what)
+{
+	struct pmuctx_open_args args = { .attr = (uintptr_t)a, .target = target,
+					 .group_fd = group, .flags = PMUCTX_OPEN_CLOEXEC };
+	unsigned long t0 = 0, t1 = 0;
+	char desc[300];
+	int fd, err;
+
+	a->size = sizeof(*a);
+	if (on >= 0)
+		t0 = spin_load(&st->sp[on].touches);
+	else if (st->child_touches)
+		t0 = spin_load(st->child_touches);
+	fd = ioctl(W.dev, PMUCTX_OPEN, &args);
+	err = errno;
+	if (on >= 0)
+		t1 = spin_load(&st->sp[on].touches);
+	else if (st->child_touches)
+		t1 = spin_load(st->child_touches);
+	record(st->op, fd, err);
+	if (a->type == PMUCTX_TYPE_RANGE) {
+		ev_add(EV_RANGE_OPENS, 1);
+		if (t1 > t0) {
+			ev_add(EV_RANGE_OPENS_TOUCHED, 1);
+			ev_add(EV_TOUCHES_IN_OPENS, t1 - t0);
+		}
+	} else if (a->sample_period) {
+		ev_add(EV_PMU_OPENS, 1);
+	}
+	if (fd < 0 && err == EBUSY)
+		ev_add(EV_EBUSY, 1);
+	if (fd < 0 && err == EMFILE)
+		ev_add(EV_EMFILE, 1);
+	snprintf(desc, sizeof(desc),
+		 "%s: open type=%u config=%#llx flags=%#llx period=%llu range=%#llx-%#llx target=%d group=%d",
+		 what, a->type, (unsigned long long)a->config, (unsigned long long)a->flags,
+		 (unsigned long long)a->sample_period, (unsigned long long)a->range_start,
+		 (unsigned long long)a->range_end, target, group);
+	if (opt_verbose)
+		say("[%s #%lu] %s -> %d %s", st->s->tag, st->s->opno, desc, fd,
+		    fd < 0 ? ename(err) : "");
+	judge(st->s, desc, fd, err, e);
+	if (fd < 0) {
+		errno = err;
+		return -1;
+	}
+	if (st->n == STORM_FDS) {
+		close(fd);
+		return -1;
+	}
+	st->f[st->n] = (struct storm_fd){
+		.fd = fd, .config = a->config, .range = a->type == PMUCTX_TYPE_RANGE,
+		.hw = pmuctx_counter_type_is_hw(a->type),
+		.enabled = !(a->flags & (PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC)),
+		.on = on, .period = a->sample_period,
+		.yields0 = on >= 0 ? spin_load(&st->sp[on].yields) : 0,
+		.start = a->range_start, .end = a->range_end,
+	};
+	/*
+	 * QEMU's x86 watchpoints stop at the first match: of two registers
+	 * of one thread on the same bytes only one sees the access (hardware
+	 * sets both DR6 bits).  Such counters are not held to counting.
+	 */
+	if (!ARM64 && a->type == PMUCTX_TYPE_RANGE) {
+		struct storm_fd *f = &st->f[st->n], *o;
+		int j;
+
+		for (j = 0; j < st->n; j++) {
+			o = &st->f[j];
+			if (!o->range || (o->on != on && !o->fam) ||
+			    o->end <= f->start || f->end <= o->start)
+				continue;
+			f->shadowed = true;
+			o->shadowed = true;
+		}
+	}
+	if (on >= 0)
+		st->in_ctx[on]++;
+	else if (target)
+		ev_add(EV_CHILD_OPENS, 1);
+	return st->n++;
+}
+
+/*
+ * Close storm counter @i.  A range counter on a spinner that has been back
+ * to user space twice since its open must have counted its hits; a
+ * sampling counter's overflows are counted first.
+ */
+static void storm_close(struct storm *st, int i)
+{
+	struct storm_fd *f = &st->f[i];
+	struct pmuctx_samples_read rq = { .size = sizeof(rq) };
+	struct pmuctx_ctx_stats cs = { .size = sizeof(cs) };
+	uint64_t v = 0;
+
+	if (f->period && !ioctl(f->fd, PMUCTX_IOC_SAMPLES, &rq))
+		ev_add(f->range ? EV_RANGE_OVERFLOWS : EV_PMU_OVERFLOWS, rq.overflows);
+	else if (f->period)
+		viol(st->s, "storm: SAMPLES on a sampling counter: %s", ename(errno));
+	if (f->hw && f->on >= 0 && !ioctl(f->fd, PMUCTX_IOC_STATS, &cs) &&
+	    cs.rotations > st->rotations[f->on])
+		st->rotations[f->on] = cs.rotations;
+	if (f->fam && !ioctl(f->fd, PMUCTX_IOC_STATS, &cs))
+		ev_add(EV_SWAPS, cs.tree_swaps);
+	if (f->range && f->enabled && f->on >= 0 && !f->shadowed &&
+	    spinner_ran(&st->sp[f->on], f->yields0, 0)) {
+		if (read(f->fd, &v, 8) != 8)
+			viol(st->s, "storm: read of a range counter: %s", ename(errno));
+		else if (!v)
+			viol(st->s, "storm: range counter (fd %d, config %#llx) on a thread that touched its range twice since the open counted 0",
+			     f->fd, (unsigned long long)f->config);
+		ev_add(EV_RANGE_HITS, v);
+		ev_add(EV_HITS_CHECKED, 1);
+	} else if (f->range && read(f->fd, &v, 8) == 8) {
+		ev_add(EV_RANGE_HITS, v);
+	}
+	if (close(f->fd))
+		viol(st->s, "storm: close: %s", ename(errno));
+	if (f->on >= 0)
+		st->in_ctx[f->on]--;
+	st->f[i] = st->f[--st->n];
+}
+
+static void storm_close_all(struct storm *st)
+{
+	while (st->n)
+		storm_close(st, below(st->s, st->n));
+}
+
+static void storm_end(struct storm *st, bool exit_first)
+{
+	int i;
+
+	/* Exit (threads and the child) under counters, or close them first. */
+	if (!exit_first && st->nsp && st->sp[0].tid)
+		spinner_ran(&st->sp[0], spin_load(&st->sp[0].yields), 0.1);
+	if (exit_first) {
+		if (st->n)
+			ev_add(EV_EXITS, 1);
+		for (i = 0; i < st->nsp; i++)
+			spinner_stop(&st->sp[i]);
+		storm_kill_child(st->child);
+		st->child = 0;
+	}
+	storm_close_all(st);
+	for (i = 0; i < st->nsp; i++) {
+		spinner_stop(&st->sp[i]);
+		ev_add(EV_ROTATIONS, st->rotations[i]);
+	}
+	storm_kill_child(st->child);
+	if (st->child_touches)
+		munmap(st->child_touches, 4096);
+}
+
+/* A one-register range on storm_buf, or storm_insn, of a kind we make hits of. */
+static int storm_range(struct stream *s, struct pmuctx_attr *a, int word, bool two)
+{
+	static const unsigned int data_kinds[] = { PMUCTX_RANGE_DATA,
+		PMUCTX_RANGE_DATA_WRITE, PMUCTX_RANGE_DATA_READ };
+	unsigned int kind;
+	int tries;
+
+	a->type = PMUCTX_TYPE_RANGE;
+	for (tries = 0; tries < 8; tries++) {
+		kind = chance(s, 20) ? PMUCTX_RANGE_INSN : data_kinds[below(s, 3)];
+		if (range_kinds & (1U << kind))
+			break;
+	}
+	if (!(range_kinds & (1U << kind)))
+		return -1;
+	a->config = kind;
+	if (kind == PMUCTX_RANGE_INSN) {
+		a->range_start = (uintptr_t)storm_insn;
+		/* one instruction: A64's are 4 bytes */
+		a->range_end = a->range_start + (ARM64 ? 4 : 1);
+		return 1;	/* one breakpoint */
+	}
+	a->range_start = (uintptr_t)&storm_buf[word & 7];
+	a->range_end = a->range_start + (two && (word & 7) < 7 ? 16 : 8);
+	return two && (word & 7) < 7 ? 2 : 1;
+}
+
+static const uint64_t storm_periods[] = { 0, 1, 1, 2, 3, 7, 64, 1000 };
+
+/* A period from the stream (@nonzero: never 0), as --no-sampling etc. allow. */
+static uint64_t storm_period(struct stream *s, bool nonzero, bool range)
+{
+	uint64_t p = storm_periods[nonzero ? 1 + below(s, 7) : below(s, 8)];
+
+	if ((range && !range_samples) || excluded[CL_SAMPLING])
+		return 0;
+	if (excluded[CL_TINY_PERIOD] && p && p < 1000)
+		p = 1000;
+	return p;
+}
+
+/*
+ * Fill @on's context with software counters up to the limit; true if it
+ * got there (the next open must then be EMFILE).
+ */
+static bool storm_fill(struct storm *st, int on, pid_t tid)
+{
+	struct pmuctx_attr a = { .type = PMUCTX_TYPE_SOFTWARE,
+				 .config = PMUCTX_SW_TASK_CLOCK };
+	struct expect e;
+
+	while (st->in_ctx[on] < (int)counter_limit && st->n < STORM_FDS) {
+		expect_init(&e);
+		if (storm_open(st, &a, tid, -1, on, &e, "fill to the counter limit") < 0)
+			return false;
+	}
+	return st->in_ctx[on] == (int)counter_limit;
+}
+
+static void storm_close_sw(struct storm *st, int on)
+{
+	int i;
+
+	for (i = st->n - 1; i >= 0; i--)
+		if (st->f[i].on == on && !st->f[i].range && !st->f[i].hw)
+			storm_close(st, i);
+}
+
+/*
+ * rangestorm: range counters (sampling or not, inherited or not, each
+ * kind) opened on threads of ours that store, load and execute in the
+ * very bytes they watch, and on a spinning child that forks and execs:
+ * the registers filled to EBUSY, the context to EMFILE, a group leader in
+ * another context (EINVAL after the watch is up), then churn, then exit
+ * or close first.
+ */
+static void op_rangestorm(struct stream *s)
+{
+	struct storm st = { .s = s, .op = OP_RANGESTORM };
+	struct pmuctx_attr a;
+	struct expect e;
+	int i, k, nregs, rounds, regs, on, leader = -1, failed = 0;
+	bool strict = true;
+
+	if (!range_kinds) {
+		record(OP_RANGESTORM, -1, EOPNOTSUPP);
+		return;
+	}
+	nregs = info_range_data_nr ? info_range_data_nr : 4;
+	st.nsp = 2;
+	for (i = 0; i < st.nsp; i++)
+		if (!spinner_start(s, &st.sp[i], SPIN_TOUCH, -1, 0, i, true))
+			st.nsp = i;
+	if (st.nsp < 2) {
+		storm_end(&st, false);
+		return;
+	}
+	if (chance(s, 40)) {
+		st.child_touches = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (st.child_touches == MAP_FAILED)
+			st.child_touches = NULL;
+		else
+			st.child = storm_child(st.child_touches, chance(s, 30), chance(s, 60));
+		if (st.child < 0)
+			st.child = 0;
+	}
+
+	/* The data registers, filled: each open succeeds until none is left. */
+	regs = 0;
+	for (i = 0; i <= nregs; i++) {
+		memset(&a, 0, sizeof(a));
+		a.type = PMUCTX_TYPE_RANGE;
+		a.config = range_kinds & (1U << PMUCTX_RANGE_DATA) ? PMUCTX_RANGE_DATA :
+			   PMUCTX_RANGE_DATA_WRITE;
+		a.range_start = (uintptr_t)&storm_buf[i & 7];
+		a.range_end = a.range_start + 8;
+		a.sample_period = storm_period(s, false, true);
+		if (chance(s, 40))
+			a.flags |= PMUCTX_ATTR_INHERIT |
+				   (chance(s, 50) ? PMUCTX_ATTR_INHERIT_THREAD : 0);
+		expect_init(&e);
+		if (i == nregs)
+			need(&e, EBUSY);
+		/* The EMFILE check below needs room: stop one short of it. */
+		if (counter_limit && regs + 1 >= (int)counter_limit)
+			break;
+		if (storm_open(&st, &a, st.sp[0].tid, -1, 0, &e, "fill the registers") < 0) {
+			strict = false;
+			break;
+		}
+		regs++;
+		if (i == 1 && chance(s, 50))
+			break;	/* leave some free: the churn opens */
+	}
+	/* Leader in another context: EINVAL, after the watch is up and hit. */
+	memset(&a, 0, sizeof(a));
+	a.type = PMUCTX_TYPE_SOFTWARE;
+	a.config = PMUCTX_SW_TASK_CLOCK;
+	expect_init(&e);
+	leader = storm_open(&st, &a, st.sp[1].tid, -1, 1, &e, "a leader on the other spinner");
+	if (leader >= 0 && strict && regs < nregs) {
+		memset(&a, 0, sizeof(a));
+		if (storm_range(s, &a, below(s, 8), false) > 0) {
+			a.sample_period = storm_period(s, true, true);
+			expect_init(&e);
+			need(&e, EINVAL);
+			if (storm_open(&st, &a, st.sp[0].tid, st.f[leader].fd, 0, &e,
+				       "a member whose leader is in another context") < 0 &&
+			    errno == EINVAL)
+				ev_add(EV_BAD_LEADER, 1);
+			failed++;
+		}
+	}
+	/* The counter limit: EMFILE after the watch is up and hit. */
+	if (counter_limit && strict && regs < nregs && chance(s, 30)) {
+		if (storm_fill(&st, 0, st.sp[0].tid)) {
+			memset(&a, 0, sizeof(a));
+			storm_range(s, &a, below(s, 8), false);
+			a.sample_period = storm_period(s, false, true);
+			expect_init(&e);
+			need(&e, EMFILE);
+			/* A failed open's registers go back by a work, later. */
+			if (regs + failed >= nregs)
+				allow(&e, EBUSY);
+			storm_open(&st, &a, st.sp[0].tid, -1, 0, &e, "a range counter past the limit");
+		}
+		storm_close_sw(&st, 0);
+	}
+
+	/* Churn: opens and closes land while the hits do. */
+	rounds = 4 + below(s, 8);
+	for (k = 0; k < rounds; k++) {
+		int two = chance(s, 25);
+
+		if (st.n && chance(s, 40)) {
+			storm_close(&st, below(s, st.n));
+			continue;
+		}
+		memset(&a, 0, sizeof(a));
+		if (storm_range(s, &a, below(s, 8), two) < 0)
+			break;
+		if (chance(s, 70))
+			a.sample_period = storm_period(s, false, true);
+		if (chance(s, 40))
+			a.flags |= PMUCTX_ATTR_INHERIT |
+				   (chance(s, 50) ? PMUCTX_ATTR_INHERIT_THREAD : 0);
+		if (chance(s, 10))
+			a.flags |= PMUCTX_ATTR_DISABLED;
+		if (chance(s, 15))
+			a.config |= PMUCTX_RANGE_EXACT;
+		on = st.child && chance(s, 35) ? -1 : (int)below(s, st.nsp);
+		expect_init(&e);
+		allow(&e, EBUSY);
+		if (counter_limit)
+			allow(&e, EMFILE);
+		if (on < 0) {
+			allow(&e, ESRCH);	/* the child may have died (alarm) */
+			allow(&e, EAGAIN);	/* not run yet since its fork */
+		}
+		storm_open(&st, &a, on < 0 ? st.child : st.sp[on].tid, -1, on, &e, "churn");
+	}
+	storm_end(&st, chance(s, 40));
+}
+
+/*
+ * pmustorm (arm64's PMU): sampling cycle counters with tiny periods on
+ * threads that run, one of which opens, maps, reads, unmaps and closes a
+ * counter of its own in its loop; more counters than the PMU has, so the
+ * context rotates while counters come and go; a spinning child that forks
+ * and execs; the limit and a foreign leader as failure paths.
+ */
+static void op_pmustorm(struct stream *s)
+{
+	struct storm st = { .s = s, .op = OP_PMUSTORM };
+	struct pmuctx_attr a;
+	struct expect e;
+	int i, k, rounds, on, nmax, leader;
+	void *p;
+
+	if (!have_hw) {
+		record(OP_PMUSTORM, -1, ENODEV);
+		return;
+	}
+	st.nsp = 2;
+	if (!spinner_start(s, &st.sp[0], chance(s, 70) ? SPIN_SELFMAP : SPIN_TOUCH, -1,
+			   storm_period(s, true, false), 0, true) ||
+	    !spinner_start(s, &st.sp[1], SPIN_TOUCH, -1, 0, 1, true)) {
+		st.nsp = st.sp[0].tid ? 1 : 0;
+		storm_end(&st, false);
+		return;
+	}
+	if (chance(s, 40)) {
+		st.child_touches = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (st.child_touches == MAP_FAILED)
+			st.child_touches = NULL;
+		else
+			st.child = storm_child(st.child_touches, chance(s, 30), chance(s, 70));
+		if (st.child < 0)
+			st.child = 0;
+	}
+	/* More than the PMU holds: rotations while they come and go. */
+	nmax = info_nr_hw * 3 / 2 + 2 + below(s, 4);
+	rounds = nmax + 2 + below(s, 8);
+	for (k = 0; k < rounds; k++) {
+		if (st.n >= nmax || (st.n && chance(s, 25))) {
+			/* An overfull context: let it rotate a few times first. */
+			if (st.in_ctx[0] > (int)info_nr_hw && chance(s, 30)) {
+				struct timespec ts = { 0, 5000000 };	/* > a jiffy */
+
+				nanosleep(&ts, NULL);
+			}
+			i = below(s, st.n);
+			if (st.f[i].on >= 0 && st.f[i].hw && chance(s, 20)) {
+				/* Not the caller's instance: EINVAL, whatever it does. */
+				p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, st.f[i].fd, 0);
+				if (p != MAP_FAILED) {
+					viol(s, "pmustorm: mapped a counter of another thread");
+					munmap(p, 4096);
+				} else if (errno != EINVAL) {
+					viol(s, "pmustorm: mmap of another thread's counter: %s, not EINVAL",
+					     ename(errno));
+				}
+			}
+			storm_close(&st, i);
+			continue;
+		}
+		memset(&a, 0, sizeof(a));
+		a.type = PMUCTX_TYPE_RAW;
+		a.config = chance(s, 80) ? 0x11 : 0x08;	/* CPU_CYCLES, INST_RETIRED */
+		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+		if (chance(s, 80))
+			a.sample_period = storm_period(s, true, false);
+		if (chance(s, 40))
+			a.flags |= PMUCTX_ATTR_INHERIT |
+				   (chance(s, 50) ? PMUCTX_ATTR_INHERIT_THREAD : 0);
+		if (chance(s, 10))
+			a.flags |= PMUCTX_ATTR_DISABLED;
+		on = st.child && chance(s, 25) ? -1 : chance(s, 75) ? 0 : 1;
+		expect_init(&e);
+		if (a.config == 0x08)
+			allow(&e, ENOENT);	/* only under -icount */
+		if (counter_limit)
+			allow(&e, EMFILE);
+		if (on < 0) {
+			allow(&e, ESRCH);
+			allow(&e, EAGAIN);
+		}
+		storm_open(&st, &a, on < 0 ? st.child : st.sp[on].tid, -1, on, &e, "pmustorm");
+	}
+	/* A foreign leader, then the limit: failures with overflows coming. */
+	memset(&a, 0, sizeof(a));
+	a.type = PMUCTX_TYPE_SOFTWARE;
+	a.config = PMUCTX_SW_TASK_CLOCK;
+	expect_init(&e);
+	if (counter_limit)
+		allow(&e, EMFILE);
+	leader = storm_open(&st, &a, st.sp[1].tid, -1, 1, &e, "a leader on the other thread");
+	if (leader >= 0) {
+		memset(&a, 0, sizeof(a));
+		a.type = PMUCTX_TYPE_RAW;
+		a.config = 0x11;
+		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+		a.sample_period = storm_period(s, true, false);
+		expect_init(&e);
+		need(&e, EINVAL);
+		if (storm_open(&st, &a, st.sp[0].tid, st.f[leader].fd, 0, &e,
+			       "a member whose leader is in another context") < 0 &&
+		    errno == EINVAL)
+			ev_add(EV_BAD_LEADER, 1);
+	}
+	/*
+	 * The limit counts sp[0]'s own selfmap counter when it is open: fill
+	 * only a thread without one.
+	 */
+	if (counter_limit && chance(s, 50) && storm_fill(&st, 1, st.sp[1].tid)) {
+		memset(&a, 0, sizeof(a));
+		a.type = PMUCTX_TYPE_RAW;
+		a.config = 0x11;
+		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+		a.sample_period = storm_period(s, true, false);
+		expect_init(&e);
+		need(&e, EMFILE);
+		storm_open(&st, &a, st.sp[1].tid, -1, 1, &e, "a sampling counter past the limit");
+		storm_close_sw(&st, 1);
+	}
+	storm_end(&st, chance(s, 40));
+}
+
+/*
+ * swapstorm: a family (a counter with INHERIT|INHERIT_THREAD on this
+ * thread: a software one, or a sampling range counter on storm_buf) whose
+ * clones ping-pong on one CPU, swapping contexts, while counters are
+ * opened on them (leaving the family), members of the family's leader are
+ * tried on them (EINVAL unless a swap moved the leader's context there),
+ * and the family's counter is closed under the swaps.
+ */
+static int storm_find(struct storm *st, int fd)
+{
+	int i;
+
+	for (i = 0; i < st->n; i++)
+		if (st->f[i].fd == fd)
+			return i;
+	return -1;
+}
+
+/*
+ * The root of a swap storm's family: a thread created empty, so its
+ * clones inherit the family's counter and nothing else, whatever this
+ * worker's thread holds.  It opens the counter on itself, starts the two
+ * ping-pong clones and waits to be told to exit.
+ */
+struct family_run {
+	struct storm *st;
+	struct stream *s;
+	struct pmuctx_attr fa;
+	int cpu, fam_fd, ready, stop;
+};
+
+static void *family_main(void *arg)
+{
+	struct family_run *fr = arg;
+	struct storm *st = fr->st;
+	struct expect e;
+	int i;
+
+	expect_init(&e);	/* an empty thread: nothing may refuse */
+	i = storm_open(st, &fr->fa, 0, -1, -1, &e, "the family's counter, on its own thread");
+	if (i >= 0) {
+		st->f[i].fam = true;
+		fr->fam_fd = st->f[i].fd;
+		/* Two clones of the family on one CPU: each switch a swap. */
+		spinner_start(fr->s, &st->sp[0], SPIN_PINGPONG, fr->cpu, 0, 0, false);
+		spinner_start(fr->s, &st->sp[1], SPIN_PINGPONG, fr->cpu, 0, 1, false);
+	}
+	__atomic_store_n(&fr->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&fr->stop, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * swapstorm: a family (a counter with INHERIT|INHERIT_THREAD: a software
+ * one, or a sampling range counter on storm_buf) whose two clones
+ * ping-pong on one CPU, swapping contexts, while counters are opened on
+ * them (each open takes its clone out of the family), members of the
+ * family's leader are tried on them (EINVAL unless a swap just moved the
+ * leader's context there), the family's counter is closed under the
+ * swaps, and its first holder and the clones exit.
+ */
+static void op_swapstorm(struct stream *s)
+{
+	struct storm st = { .s = s, .op = OP_SWAPSTORM, .nsp = 2 };
+	struct family_run fr;
+	struct pmuctx_attr a;
+	struct expect e;
+	int round, rounds, k, i, on;
+	bool root_first;
+	pthread_t root;
+
+	rounds = 1 + below(s, 2);
+	for (round = 0; round < rounds; round++) {
+		memset(&fr, 0, sizeof(fr));
+		fr.st = &st;
+		fr.s = s;
+		fr.fam_fd = -1;
+		fr.cpu = below(s, ncpus);
+		if (range_kinds && chance(s, 50) && storm_range(s, &fr.fa, 0, false) > 0) {
+			fr.fa.sample_period = storm_period(s, false, true);
+		} else {
+			fr.fa.type = PMUCTX_TYPE_SOFTWARE;
+			fr.fa.config = PMUCTX_SW_CONTEXT_SWITCHES;
+		}
+		fr.fa.flags = PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD;
+		root_first = chance(s, 50);
+		if (spawn_thread(&root, family_main, &fr, true))
+			break;
+		while (!__atomic_load_n(&fr.ready, __ATOMIC_ACQUIRE))
+			sched_yield();
+		if (st.sp[0].tid && st.sp[1].tid)
+			spinner_ran(&st.sp[0], 4, 0.1);
+		for (k = 0; st.sp[0].tid && st.sp[1].tid && k < 2 + (int)below(s, 6); k++) {
+			on = below(s, 2);
+			memset(&a, 0, sizeof(a));
+			expect_init(&e);
+			if (counter_limit)
+				allow(&e, EMFILE);
+			if (fr.fam_fd >= 0 && chance(s, 30)) {
+				a = fr.fa;
+				allow(&e, EINVAL);
+				allow(&e, EBUSY);
+				if (storm_open(&st, &a, st.sp[on].tid, fr.fam_fd, on, &e,
+					       "a member of the family's leader on a clone") < 0 &&
+				    errno == EINVAL)
+					ev_add(EV_BAD_LEADER, 1);
+				continue;
+			}
+			if (fr.fam_fd >= 0 && chance(s, 15)) {
+				/* The family goes while its clones swap. */
+				storm_close(&st, storm_find(&st, fr.fam_fd));
+				fr.fam_fd = -1;
+				continue;
+			}
+			if (range_kinds && chance(s, 60)) {
+				if (storm_range(s, &a, 1 + below(s, 7), false) < 0)
+					continue;
+				if (chance(s, 70))
+					a.sample_period = storm_period(s, false, true);
+				allow(&e, EBUSY);
+			} else {
+				a.type = PMUCTX_TYPE_SOFTWARE;
+				a.config = below(s, PMUCTX_SW_MAX);
+			}
+			storm_open(&st, &a, st.sp[on].tid, -1, on, &e, "an open on a swapping clone");
+		}
+		/* Some closes land on the swapping clones, the rest see them exit. */
+		for (k = st.n - 1; k >= 0; k--)
+			if (st.f[k].on >= 0 && chance(s, 50))
+				storm_close(&st, k);
+		if (root_first) {
+			__atomic_store_n(&fr.stop, 1, __ATOMIC_RELEASE);
+			pthread_join(root, NULL);
+		}
+		spinner_stop(&st.sp[0]);
+		spinner_stop(&st.sp[1]);
+		if (!root_first) {
+			__atomic_store_n(&fr.stop, 1, __ATOMIC_RELEASE);
+			pthread_join(root, NULL);
+		}
+		for (k = st.n - 1; k >= 0; k--)
+			if (st.f[k].on >= 0)
+				storm_close(&st, k);
+		i = fr.fam_fd >= 0 ? storm_find(&st, fr.fam_fd) : -1;
+		if (i >= 0)
+			storm_close(&st, i);
+	}
+	storm_end(&st, false);
+}
+
 /* ---- the operation loop ---- */
 
 struct tbuf {
@@ -2326,6 +3354,9 @@ static void run_ops(struct stream *s, unsigned long n, bool budget)
 		case OP_THREAD: op_thread(s); break;
 		case OP_EXEC: op_exec(s); break;
 		case OP_AFFINITY: op_affinity(s); break;
+		case OP_RANGESTORM: op_rangestorm(s); break;
+		case OP_PMUSTORM: op_pmustorm(s); break;
+		case OP_SWAPSTORM: op_swapstorm(s); break;
 		default: op_work(s); break;
 		}
 	}
@@ -2630,6 +3661,7 @@ static void worker_main(int idx, bool unpriv, unsigned long budget)
 	}
 	worker_setup_common();
 	make_fake_pidfds();
+	spawner_setup();
 
 	for (t = 0; t < opt_threads; t++) {
 		ps[t].s.rng = stream_seed(idx, t);
@@ -2687,6 +3719,8 @@ static int probe(struct pmuctx_info *info)
 	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
 		range_kinds = info->range_kinds;
 	range_samples = info->features & PMUCTX_FEAT_RANGE_SAMPLES;
+	info_range_data_nr = info->range_data.nr;
+	info_nr_hw = info->nr_general + info->nr_fixed;
 	close(dev);
 	return 0;
 }
@@ -2724,6 +3758,51 @@ static int child_exec_main(uint64_t seed, uint64_t mask)
 
 /* ---- supervisor ---- */
 
+static const char limit_param[] = "/sys/module/pmuctx/parameters/max_counters_per_task";
+static long limit_saved = -1;
+
+/*
+ * The storms reach EMFILE at the counter limit with a few dozen counters:
+ * lower it for the run when we may (root in the test VM), put it back at
+ * the end.  Other ops already accept EMFILE from any open.
+ */
+static void limit_lower(void)
+{
+	FILE *f;
+
+	if (excluded[CL_COUNTER_LIMIT] || !in_vm || geteuid() != 0)
+		return;
+	f = fopen(limit_param, "r");
+	if (!f)
+		return;
+	if (fscanf(f, "%ld", &limit_saved) != 1)
+		limit_saved = -1;
+	fclose(f);
+	if (limit_saved < COUNTER_LIMIT)
+		return;
+	f = fopen(limit_param, "w");
+	if (!f)
+		return;
+	fprintf(f, "%d\n", COUNTER_LIMIT);
+	if (!fclose(f))
+		counter_limit = COUNTER_LIMIT;
+	printf("# max_counters_per_task %u for the run (was %ld)\n", counter_limit,
+	       limit_saved);
+}
+
+static void limit_restore(void)
+{
+	FILE *f;
+
+	if (!counter_limit)
+		return;
+	f = fopen(limit_param, "w");
+	if (f) {
+		fprintf(f, "%ld\n", limit_saved);
+		fclose(f);
+	}
+}
+
 static void print_summary(double elapsed)
 {
 	int op, e;
@@ -2745,6 +3824,20 @@ static void print_summary(double elapsed)
 					      ename(e), sh->errs[op][e]);
 		say("%s", line);
 	}
+	{
+		char line[1024];
+		int n = snprintf(line, sizeof(line), "# events:");
+
+		for (e = 0; e < NR_EV; e++) {
+			if (n > 60 && e < NR_EV) {
+				say("%s", line);
+				n = snprintf(line, sizeof(line), "#        ");
+			}
+			n += snprintf(line + n, sizeof(line) - n, " %s=%lu", ev_names[e],
+				      sh->ev[e]);
+		}
+		say("%s", line);
+	}
 	say("# %lu ops in %.1fs: %.0f ops/s, %lu violations", sh->ops, elapsed,
 	    elapsed > 0 ? sh->ops / elapsed : 0.0, sh->violations);
 }
@@ -2756,8 +3849,8 @@ static void usage(void)
 	    "                   [--exclude CLASS,...] [--no-CLASS]\n"
 	    "classes: every op (open read ctl id stats tree samples badioctl info poll\n"
 	    "  mmap munmap fcntl dup close fork sleeper kill reap thread exec affinity\n"
-	    "  work) and fake-pidfd unpriv pid1 tiny-period inherit-stat monotonic\n"
-	    "  sampling");
+	    "  work rangestorm pmustorm swapstorm) and fake-pidfd unpriv pid1\n"
+	    "  tiny-period inherit-stat monotonic sampling counter-limit");
 	exit(2);
 }
 
@@ -2798,6 +3891,8 @@ int main(int argc, char **argv)
 		if (!strcmp(a, "--child-sleep")) {
 			for (;;)
 				pause();
+		} else if (!strcmp(a, "--child-spin")) {
+			return child_spin_main();
 		} else if (!strcmp(a, "--child-exec") && v && i + 2 < argc) {
 			ncpus = sysconf(_SC_NPROCESSORS_ONLN);
 			return child_exec_main(strtoull(v, NULL, 0),
@@ -2849,6 +3944,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_CLASSES; i++)
 		if (excluded[i])
 			printf("# excluded: %s\n", i < NR_OPS ? ops[i].name : class_names[i - NR_OPS]);
+	limit_lower();
 
 	for (i = 0; i < opt_workers; i++) {
 		bool unpriv = geteuid() != 0 ||
@@ -2862,6 +3958,7 @@ int main(int argc, char **argv)
 			worker_main(i, unpriv, budget);
 		if (p < 0) {
 			perror("fork");
+			limit_restore();
 			return 1;
 		}
 		sh->workers[i] = p;
@@ -2942,6 +4039,7 @@ int main(int argc, char **argv)
 		usleep(20000);
 	}
 	elapsed = now();
+	limit_restore();
 	for (i = 0; i < opt_workers; i++) {
 		char dir[64];
 
