@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helper for module_test.sh: "unload_storm SECONDS" tries to unload pmuctx
- * without pause while a tree of tasks forks, counts (inherited counters,
- * attaches by pid, opens and closes) and exits, then while the last users
- * let go.  The module must refuse every unload while anything of it is in
+ * Helper for module_test.sh: "unload_storm SECONDS [ROUNDS]" tries to
+ * unload pmuctx without pause while a tree of tasks forks, counts
+ * (inherited counters, attaches by pid, opens and closes) and exits, then
+ * while the last users let go.  The module must refuse every unload while anything of it is in
  * use, and go exactly once nothing is: after the counter fds are closed,
  * with idle tasks that once counted still alive, which then exit with the
  * module gone.  Whatever the module leaves running (a work item, an RCU
  * callback, a hook) would then run in freed code, which the VM's splat
- * judge sees.  Prints a summary; exit 0 when every rule held.
+ * judge sees.  The storm lasts SECONDS, or ROUNDS rounds of STORM_KIDS
+ * forks if that comes first (under -icount a guest second is 10^9
+ * instructions, so there the work is bounded by rounds, not time).
+ * Prints a summary; exit 0 when every rule held.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -105,8 +108,9 @@ int main(int argc, char **argv)
 {
 	struct storm *st = shared_area(sizeof(*st));
 	int seconds = argc > 1 ? atoi(argv[1]) : 5;
+	long max_rounds = argc > 2 ? atol(argv[2]) : 0, rounds = 0;
 	pid_t unload_pid, kids[STORM_KIDS], idle[IDLE_KIDS];
-	uint64_t end;
+	uint64_t start, end, storm_ns;
 	int fds[4], i, fd, status, waited;
 
 	if (!st || pmuctx_dev() < 0) {
@@ -133,8 +137,10 @@ int main(int argc, char **argv)
 	}
 
 	/* Phase 1: fork, count, attach by pid, exit, all while unloads are tried. */
-	end = now_ns() + seconds * 1000000000ull;
-	while (now_ns() < end) {
+	start = now_ns();
+	end = start + seconds * 1000000000ull;
+	while (now_ns() < end && (!max_rounds || rounds < max_rounds)) {
+		rounds++;
 		for (i = 0; i < STORM_KIDS; i++) {
 			kids[i] = fork();
 			if (!kids[i])
@@ -149,6 +155,7 @@ int main(int argc, char **argv)
 		for (i = 0; i < STORM_KIDS; i++)
 			waitpid(kids[i], &status, 0);
 	}
+	storm_ns = now_ns() - start;
 
 	/* Phase 2: let go while children still hold inherited clones. */
 	for (i = 0; i < STORM_KIDS; i++) {
@@ -176,8 +183,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < IDLE_KIDS; i++)
 		waitpid(idle[i], &status, 0);
 
-	printf("# unload storm: %lds, %ld forks, %ld attaches, %ld unloads refused, %ld early, %ld other errnos (last %s), unloaded %d ms after the last user\n",
-	       (long)seconds, st->forks, st->attaches, st->refused,
+	printf("# unload storm: %ld rounds in %llu ms (at most %ds, %ld rounds), %ld forks, %ld attaches, %ld unloads refused, %ld early, %ld other errnos (last %s), unloaded %d ms after the last user\n",
+	       rounds, (unsigned long long)(storm_ns / 1000000), seconds,
+	       max_rounds, st->forks, st->attaches, st->refused,
 	       st->early_unloads, st->other_errno,
 	       st->other_errno ? strerror(st->last_errno) : "none", waited);
 	if (access("/dev/pmuctx", F_OK) == 0)
