@@ -3051,7 +3051,7 @@ static void op_pmustorm(struct stream *s)
 	nmax = info_nr_hw * 3 / 2 + 2 + below(s, 4);
 	rounds = nmax + 2 + below(s, 8);
 	for (k = 0; k < rounds; k++) {
-		if (st.n >= nmax || (st.n && chance(s, 25))) {
+		if (st.n >= nmax || (k > (int)info_nr_hw && st.n && chance(s, 25))) {
 			/* An overfull context: let it rotate a few times first. */
 			if (st.in_ctx[0] > (int)info_nr_hw && chance(s, 30)) {
 				struct timespec ts = { 0, 5000000 };	/* > a jiffy */
@@ -3085,6 +3085,9 @@ static void op_pmustorm(struct stream *s)
 		if (chance(s, 10))
 			a.flags |= PMUCTX_ATTR_DISABLED;
 		on = st.child && chance(s, 25) ? -1 : chance(s, 75) ? 0 : 1;
+		/* First more than the PMU holds on one thread: it rotates. */
+		if (k <= (int)info_nr_hw)
+			on = 0;
 		expect_init(&e);
 		if (a.config == 0x08)
 			allow(&e, ENOENT);	/* only under -icount */
