@@ -1075,4 +1075,186 @@ TEST(pmu_counters_closed_while_switching_leave_the_pmu_off)
 	EXPECT_LT(i, cr.yields);
 }
 
+/* ---- watchpoint hits while range counters are opened and closed ------- */
+
+#define HIT_ROUNDS	1500
+
+/* Stores into the watched words, counting them; back to user space often. */
+struct hitter {
+	volatile uint64_t *buf;
+	volatile pid_t tid;
+	volatile int stop;
+	unsigned long stores, yields;
+};
+
+static void *hitter_main(void *arg)
+{
+	struct hitter *h = arg;
+	unsigned long n = 0;
+
+	h->tid = syscall(SYS_gettid);
+	while (!h->stop) {
+		h->buf[n & 7] = n;
+		__atomic_store_n(&h->stores, ++n, __ATOMIC_RELEASE);
+		if (n % 256 == 0) {
+			sched_yield();
+			__atomic_add_fetch(&h->yields, 1, __ATOMIC_ACQ_REL);
+		}
+	}
+	return NULL;
+}
+
+static int open_range_on(pid_t tid, volatile uint64_t *start, int words,
+			 uint64_t period, int group)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RANGE,
+		.config = PMUCTX_RANGE_DATA_WRITE,
+		.sample_period = period,
+		.range_start = (uintptr_t)start,
+		.range_end = (uintptr_t)(start + words),
+	};
+
+	return pmuctx_open_attr(&a, tid, group, PMUCTX_OPEN_CLOEXEC);
+}
+
+static uint64_t overflows_of(int fd)
+{
+	struct pmuctx_samples_read rq = { .size = sizeof(rq) };
+
+	if (ioctl(fd, PMUCTX_IOC_SAMPLES, &rq))
+		return UINT64_MAX;
+	return rq.overflows;
+}
+
+/*
+ * A sampling range counter's watchpoints take hits from the moment they are
+ * registered, before the counter is in a context, and on every failure path
+ * after that (issue 21, item 1: a NULL context in the hit handler).  One
+ * thread stores into the watched words without a pause; from the other CPU
+ * the test opens sampling range counters on it and closes them, fails opens
+ * after the first watchpoint is up (EBUSY: a two-register range with one
+ * register left; EINVAL: a group leader in another context), and at the end
+ * lets the thread exit under one.  Every successful counter must have
+ * counted the stores made after its open, and sampled them.
+ */
+TEST(range_hits_while_counters_are_opened_and_fail)
+{
+	static volatile uint64_t buf[16] __attribute__((aligned(128)));
+	long opens = 0, touched = 0, busy = 0, foreign = 0, checked = 0;
+	uint64_t hits = 0, samples = 0, v, ov, stores0, yields0;
+	struct hitter h = { .buf = buf };
+	struct pmuctx_info info;
+	int i, j, k, fd, leader, nregs, block[8];
+	long late = 0;
+	uint64_t end;
+	pthread_t th;
+
+	RACE_OR_SKIP();
+	ASSERT_EQ(0, pmu_info(&info));
+	if (!(info.features & PMUCTX_FEAT_RANGE_SAMPLES))
+		SKIP(return, "range counters cannot sample here");
+	nregs = info.range_data.nr;
+	ASSERT_LE(2, nregs);
+	ASSERT_GE(8, nregs);
+	ASSERT_EQ(0, become_nobody());
+	pin_to_cpu(1);
+	ASSERT_EQ(0, pthread_create(&th, NULL, hitter_main, &h));
+	pin_thread(th, 0);
+	while (!h.tid)
+		sched_yield();
+	leader = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+	ASSERT_LE(0, leader);
+
+	end = now_ns() + 4000000000ULL;
+	for (i = 0; i < HIT_ROUNDS && now_ns() < end; i++) {
+		switch (i % 3) {
+		case 0:	/* opened and closed while the stores hit it */
+			stores0 = __atomic_load_n(&h.stores, __ATOMIC_ACQUIRE);
+			for (k = 0; k < 200; k++) {
+				fd = open_range_on(h.tid, &buf[i & 7], 1, 1 + i % 4, -1);
+				if (fd >= 0 || errno != EBUSY)
+					break;
+				late++;
+				sleep_ms(1);
+			}
+			ASSERT_LE(0, fd) TH_LOG("open %d: %s", i, strerror(errno));
+			opens++;
+			touched += __atomic_load_n(&h.stores, __ATOMIC_ACQUIRE) > stores0;
+			if (i % 4) {
+				ASSERT_EQ(0, close(fd));
+				break;
+			}
+			/* Every fourth: back to user space twice, then it counted. */
+			yields0 = __atomic_load_n(&h.yields, __ATOMIC_ACQUIRE);
+			while (__atomic_load_n(&h.yields, __ATOMIC_ACQUIRE) < yields0 + 2)
+				sched_yield();
+			v = pmuctx_read1(fd);
+			ov = overflows_of(fd);
+			ASSERT_NE(UINT64_MAX, ov);
+			EXPECT_LT(0, v) TH_LOG("open %d counted nothing", i);
+			EXPECT_LT(0, ov) TH_LOG("open %d: %llu hits, no sample", i,
+						(unsigned long long)v);
+			hits += v;
+			samples += ov;
+			checked++;
+			ASSERT_EQ(0, close(fd));
+			break;
+		case 1:	/* the leader lives in this thread's context */
+			fd = open_range_on(h.tid, &buf[i & 7], 1, 1, leader);
+			ASSERT_EQ(-1, fd);
+			ASSERT_EQ(EINVAL, errno);
+			foreign++;
+			break;
+		default:	/* one register left, two wanted: EBUSY after the first */
+			for (j = 0; j < nregs - 1; j++) {
+				/* A failed open's registers go back by a work. */
+				for (k = 0; k < 200; k++) {
+					block[j] = open_range_on(h.tid, &buf[j], 1, 1, -1);
+					if (block[j] >= 0 || errno != EBUSY)
+						break;
+					late++;
+					sleep_ms(1);
+				}
+				ASSERT_LE(0, block[j]) TH_LOG("register %d: %s", j, strerror(errno));
+			}
+			fd = open_range_on(h.tid, &buf[nregs - 1], 2, 1, -1);
+			ASSERT_EQ(-1, fd);
+			ASSERT_EQ(EBUSY, errno);
+			busy++;
+			for (j = 0; j < nregs - 1; j++)
+				ASSERT_EQ(0, close(block[j]));
+			break;
+		}
+	}
+	/* The thread exits under a sampling counter that it hits. */
+	for (k = 0; k < 200; k++) {
+		fd = open_range_on(h.tid, &buf[0], 1, 1, -1);
+		if (fd >= 0 || errno != EBUSY)
+			break;
+		late++;
+		sleep_ms(1);
+	}
+	ASSERT_LE(0, fd) TH_LOG("the last open: %s", strerror(errno));
+	yields0 = __atomic_load_n(&h.yields, __ATOMIC_ACQUIRE);
+	while (__atomic_load_n(&h.yields, __ATOMIC_ACQUIRE) < yields0 + 2)
+		sched_yield();
+	h.stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	v = pmuctx_read1(fd);
+	EXPECT_LT(0, v);
+	EXPECT_LT(0, overflows_of(fd));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, close(leader));
+	TH_LOG("%ld opens (%ld with stores during the open), %ld checked: %llu hits, %llu samples; %ld EBUSY, %ld foreign-leader EINVAL; %lu stores; %ld retries for registers a failed open still held",
+	       opens, touched, checked, (unsigned long long)hits,
+	       (unsigned long long)samples, busy, foreign, h.stores, late);
+	/* x86 TCG takes ~14 us a hit: a few dozen rounds in the time. */
+	EXPECT_LT(10, opens);
+	EXPECT_LT(0, touched);
+	EXPECT_LT(3, busy);
+	EXPECT_LT(3, foreign);
+}
+
 TEST_HARNESS_MAIN
