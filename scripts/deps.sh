@@ -98,4 +98,19 @@ if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-
 		exit 1
 	fi
 fi
+# The x86_64 PMU lane's QEMU: Debian's qemu source with our patches
+# (scripts/qemu/README), ~11 minutes cold on 2 cores, then cached by the
+# patch series' key.  Its log is build/qemu-build.log.  A heavy build like
+# the debug kernels: skipped with them (make demo, make bench) unless
+# PMUCTX_DEPS_QEMU=1; vm-run --pmu builds it when missing.
+if [ "${PMUCTX_DEPS_QEMU:-${PMUCTX_DEPS_DEBUG_KERNELS:-1}}" = 1 ] && ! "$PMUCTX_TOP"/scripts/qemu/build --path >/dev/null; then
+	qlog=$PMUCTX_BUILD/qemu-build.log
+	t0=$(date +%s)
+	if PMUCTX_QEMU_LOG=$qlog "$PMUCTX_TOP"/scripts/qemu/build >/dev/null; then
+		log "qemu (x86_64 PMU lane): built $("$PMUCTX_TOP"/scripts/qemu/build --key) in $(( $(date +%s) - t0 ))s (log: $qlog)"
+	else
+		log "qemu (x86_64 PMU lane): build FAILED after $(( $(date +%s) - t0 ))s (log: $qlog)"
+		exit 1
+	fi
+fi
 log "ready: kernel $KABI ($KDEBVER), cache $PMUCTX_CACHE"
