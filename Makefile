@@ -35,7 +35,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools fuzz check demo bench style clean \
+.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench style clean \
 	install install-build install-tools install-lib install-dkms-src install-man4 \
 	install-module uninstall deb
 
@@ -49,7 +49,7 @@ deps:
 	scripts/deps.sh
 
 # Static userspace for one arch: selftests and, once they exist, the tools.
-userspace: selftests tools fuzz
+userspace: selftests tools fuzz x86-pmu
 
 selftests:
 	$(MAKE) -s -C tools/selftests/pmuctx OUT=$(BUILD)/$(ARCH)/selftests \
@@ -63,6 +63,12 @@ tools:
 # The ABI fuzzer (tools/testing/fuzz), packed into the VM's /usr/bin.
 fuzz:
 	$(MAKE) -s -C tools/testing/fuzz OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
+
+# The x86 PMU emulation's test (tools/testing/x86-pmu, x86_64 only).
+x86-pmu:
+ifeq ($(ARCH),x86_64)
+	$(MAKE) -s -C tools/testing/x86-pmu OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
+endif
 
 bench:
 	scripts/bench
