@@ -2832,6 +2832,12 @@ static int storm_range(struct stream *s, struct pmuctx_attr *a, int word, bool t
 	return two && (word & 7) < 7 ? 2 : 1;
 }
 
+/* Past the deadline a storm winds down: its rounds stop, its counters close. */
+static bool storm_late(void)
+{
+	return now() > deadline || (sh && sh->stop);
+}
+
 static const uint64_t storm_periods[] = { 0, 1, 1, 2, 3, 7, 64, 1000 };
 
 /* A period from the stream (@nonzero: never 0), as --no-sampling etc. allow. */
@@ -2977,7 +2983,7 @@ static void op_rangestorm(struct stream *s)
 
 	/* Churn: opens and closes land while the hits do. */
 	rounds = 4 + below(s, 8);
-	for (k = 0; k < rounds; k++) {
+	for (k = 0; k < rounds && !storm_late(); k++) {
 		int two = chance(s, 25);
 
 		if (st.n && chance(s, 40)) {
@@ -3050,7 +3056,7 @@ static void op_pmustorm(struct stream *s)
 	/* More than the PMU holds: rotations while they come and go. */
 	nmax = info_nr_hw * 3 / 2 + 2 + below(s, 4);
 	rounds = nmax + 2 + below(s, 8);
-	for (k = 0; k < rounds; k++) {
+	for (k = 0; k < rounds && !storm_late(); k++) {
 		if (st.n >= nmax || (k > (int)info_nr_hw && st.n && chance(s, 25))) {
 			/* An overfull context: let it rotate a few times first. */
 			if (st.in_ctx[0] > (int)info_nr_hw && chance(s, 30)) {
@@ -3211,7 +3217,7 @@ static void op_swapstorm(struct stream *s)
 	pthread_t root;
 
 	rounds = 1 + below(s, 2);
-	for (round = 0; round < rounds; round++) {
+	for (round = 0; round < rounds && !storm_late(); round++) {
 		memset(&fr, 0, sizeof(fr));
 		fr.st = &st;
 		fr.s = s;
@@ -3357,9 +3363,10 @@ static void run_ops(struct stream *s, unsigned long n, bool budget)
 		case OP_THREAD: op_thread(s); break;
 		case OP_EXEC: op_exec(s); break;
 		case OP_AFFINITY: op_affinity(s); break;
-		case OP_RANGESTORM: op_rangestorm(s); break;
-		case OP_PMUSTORM: op_pmustorm(s); break;
-		case OP_SWAPSTORM: op_swapstorm(s); break;
+		/* storms take long: none starts past the deadline */
+		case OP_RANGESTORM: if (!storm_late()) op_rangestorm(s); break;
+		case OP_PMUSTORM: if (!storm_late()) op_pmustorm(s); break;
+		case OP_SWAPSTORM: if (!storm_late()) op_swapstorm(s); break;
 		default: op_work(s); break;
 		}
 	}
