@@ -132,7 +132,7 @@ enum ev {
 	EV_RANGE_OPENS, EV_RANGE_OPENS_TOUCHED, EV_TOUCHES_IN_OPENS, EV_RANGE_HITS,
 	EV_RANGE_OVERFLOWS, EV_HITS_CHECKED, EV_PMU_OPENS, EV_PMU_OVERFLOWS, EV_MMAPS,
 	EV_ROTATIONS, EV_SWAPS, EV_EBUSY, EV_EMFILE, EV_BAD_LEADER, EV_EXITS,
-	EV_CHILD_OPENS, NR_EV
+	EV_CHILD_OPENS, EV_MAPPED_SWAPS, NR_EV
 };
 
 static const char *const ev_names[NR_EV] = {
@@ -140,7 +140,7 @@ static const char *const ev_names[NR_EV] = {
 	"range-hits-counted", "range-samples", "range-counts-checked",
 	"pmu-sampling-opens", "pmu-overflows", "self-mmaps", "rotations", "swaps",
 	"ebusy", "emfile", "foreign-leader-einval", "exits-under-counters",
-	"opens-on-spinning-child",
+	"opens-on-spinning-child", "mapped-family-swaps",
 };
 
 /* ---- shared state (MAP_SHARED, survives fork) ---- */
@@ -2344,6 +2344,7 @@ struct spinner {
 	unsigned long touches;	/* storm_touch() calls */
 	unsigned long yields;	/* sched_yield() returns */
 	unsigned long period;	/* SPIN_SELFMAP: its own counter's */
+	int map_fd;		/* a family counter it maps and reads, or -1 */
 };
 
 static unsigned long spin_load(const unsigned long *p)
@@ -2358,8 +2359,9 @@ static unsigned long spin_load(const unsigned long *p)
  */
 static void spin_selfmap(struct spinner *sp)
 {
-	struct pmuctx_attr a = { .size = sizeof(a), .type = PMUCTX_TYPE_RAW,
-				 .config = 0x11, .flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+	struct pmuctx_attr a = { .size = sizeof(a), .type = PMUCTX_TYPE_HARDWARE,
+				 .config = PMUCTX_HW_CPU_CYCLES,
+				 .flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
 				 .sample_period = sp->period };
 	struct pmuctx_open_args args = { .attr = (uintptr_t)&a, .group_fd = -1,
 					 .flags = PMUCTX_OPEN_CLOEXEC };
@@ -2400,8 +2402,11 @@ static void spin_selfmap(struct spinner *sp)
 
 static void *spinner_main(void *arg)
 {
+	volatile struct pmuctx_mmap_page *pg = NULL;
 	struct spinner *sp = arg;
 	unsigned long n = 0;
+	struct expect e;
+	void *p;
 
 	if (sp->cpu >= 0) {
 		cpu_set_t set;
@@ -2410,8 +2415,28 @@ static void *spinner_main(void *arg)
 		CPU_SET(sp->cpu, &set);
 		sched_setaffinity(0, sizeof(set), &set);
 	}
+	/*
+	 * A clone maps the family's counter (its own instance) before anyone
+	 * knows its tid: each swap re-bases the page under the reads below.
+	 */
+	if (sp->map_fd >= 0) {
+		p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, sp->map_fd, 0);
+		record(OP_SWAPSTORM, p == MAP_FAILED ? -1 : 0, errno);
+		if (p == MAP_FAILED) {
+			expect_init(&e);
+			judge(&sp->s, "a clone maps the family's counter", -1, errno, &e);
+		} else {
+			pg = p;
+			ev_add(EV_MMAPS, 1);
+		}
+	}
 	__atomic_store_n(&sp->tid, gettid_(), __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
+		if (pg && (pg->version != 1 || pg->index > 32)) {
+			viol(&sp->s, "a clone's mapped family counter: version %u index %u",
+			     pg->version, pg->index);
+			break;
+		}
 		storm_touch();
 		__atomic_store_n(&sp->touches, ++n, __ATOMIC_RELEASE);
 		/* Back to user space often: counters on another task start there. */
@@ -2422,6 +2447,8 @@ static void *spinner_main(void *arg)
 		if (sp->mode == SPIN_SELFMAP && n % 256 == 0)
 			spin_selfmap(sp);
 	}
+	if (pg)
+		munmap((void *)pg, 4096);
 	return NULL;
 }
 
@@ -2501,7 +2528,7 @@ static int spawn_thread(pthread_t *th, void *(*fn)(void *), void *arg, bool clea
  * unless it is -1; created empty (@clean) or inheriting ours.
  */
 static bool spinner_start(struct stream *s, struct spinner *sp, int mode, int cpu,
-			  unsigned long period, int idx, bool clean)
+			  unsigned long period, int idx, bool clean, int map_fd)
 {
 	int ret;
 
@@ -2511,6 +2538,7 @@ static bool spinner_start(struct stream *s, struct spinner *sp, int mode, int cp
 	sp->mode = mode;
 	sp->cpu = cpu;
 	sp->period = period;
+	sp->map_fd = map_fd;
 	ret = spawn_thread(&sp->th, spinner_main, sp, clean);
 	if (ret) {
 		sp->tid = 0;
@@ -2753,7 +2781,7 @@ static void storm_close(struct storm *st, int i)
 	    cs.rotations > st->rotations[f->on])
 		st->rotations[f->on] = cs.rotations;
 	if (f->fam && !ioctl(f->fd, PMUCTX_IOC_STATS, &cs))
-		ev_add(EV_SWAPS, cs.tree_swaps);
+		ev_add(f->hw ? EV_MAPPED_SWAPS : EV_SWAPS, cs.tree_swaps);
 	if (f->range && f->enabled && f->on >= 0 && !f->shadowed &&
 	    spinner_ran(&st->sp[f->on], f->yields0, 0)) {
 		if (read(f->fd, &v, 8) != 8)
@@ -2902,7 +2930,7 @@ static void op_rangestorm(struct stream *s)
 	nregs = info_range_data_nr ? info_range_data_nr : 4;
 	st.nsp = 2;
 	for (i = 0; i < st.nsp; i++)
-		if (!spinner_start(s, &st.sp[i], SPIN_TOUCH, -1, 0, i, true))
+		if (!spinner_start(s, &st.sp[i], SPIN_TOUCH, -1, 0, i, true, -1))
 			st.nsp = i;
 	if (st.nsp < 2) {
 		storm_end(&st, false);
@@ -3037,8 +3065,8 @@ static void op_pmustorm(struct stream *s)
 	}
 	st.nsp = 2;
 	if (!spinner_start(s, &st.sp[0], chance(s, 70) ? SPIN_SELFMAP : SPIN_TOUCH, -1,
-			   storm_period(s, true, false), 0, true) ||
-	    !spinner_start(s, &st.sp[1], SPIN_TOUCH, -1, 0, 1, true)) {
+			   storm_period(s, true, false), 0, true, -1) ||
+	    !spinner_start(s, &st.sp[1], SPIN_TOUCH, -1, 0, 1, true, -1)) {
 		st.nsp = st.sp[0].tid ? 1 : 0;
 		storm_end(&st, false);
 		return;
@@ -3080,8 +3108,9 @@ static void op_pmustorm(struct stream *s)
 			continue;
 		}
 		memset(&a, 0, sizeof(a));
-		a.type = PMUCTX_TYPE_RAW;
-		a.config = chance(s, 80) ? 0x11 : 0x08;	/* CPU_CYCLES, INST_RETIRED */
+		/* generic events: whatever the backend */
+		a.type = PMUCTX_TYPE_HARDWARE;
+		a.config = chance(s, 80) ? PMUCTX_HW_CPU_CYCLES : PMUCTX_HW_INSTRUCTIONS;
 		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
 		if (chance(s, 80))
 			a.sample_period = storm_period(s, true, false);
@@ -3095,8 +3124,8 @@ static void op_pmustorm(struct stream *s)
 		if (k <= (int)info_nr_hw)
 			on = 0;
 		expect_init(&e);
-		if (a.config == 0x08)
-			allow(&e, ENOENT);	/* only under -icount */
+		if (a.config == PMUCTX_HW_INSTRUCTIONS)
+			allow(&e, ENOENT);	/* arm64: only under -icount */
 		if (counter_limit)
 			allow(&e, EMFILE);
 		if (on < 0) {
@@ -3115,8 +3144,8 @@ static void op_pmustorm(struct stream *s)
 	leader = storm_open(&st, &a, st.sp[1].tid, -1, 1, &e, "a leader on the other thread");
 	if (leader >= 0) {
 		memset(&a, 0, sizeof(a));
-		a.type = PMUCTX_TYPE_RAW;
-		a.config = 0x11;
+		a.type = PMUCTX_TYPE_HARDWARE;
+		a.config = PMUCTX_HW_CPU_CYCLES;
 		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
 		a.sample_period = storm_period(s, true, false);
 		expect_init(&e);
@@ -3132,8 +3161,8 @@ static void op_pmustorm(struct stream *s)
 	 */
 	if (counter_limit && chance(s, 50) && storm_fill(&st, 1, st.sp[1].tid)) {
 		memset(&a, 0, sizeof(a));
-		a.type = PMUCTX_TYPE_RAW;
-		a.config = 0x11;
+		a.type = PMUCTX_TYPE_HARDWARE;
+		a.config = PMUCTX_HW_CPU_CYCLES;
 		a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
 		a.sample_period = storm_period(s, true, false);
 		expect_init(&e);
@@ -3173,6 +3202,7 @@ struct family_run {
 	struct stream *s;
 	struct pmuctx_attr fa;
 	int cpu, fam_fd, ready, stop;
+	bool mapped;		/* a PMU family: the clones map it */
 };
 
 static void *family_main(void *arg)
@@ -3188,8 +3218,9 @@ static void *family_main(void *arg)
 		st->f[i].fam = true;
 		fr->fam_fd = st->f[i].fd;
 		/* Two clones of the family on one CPU: each switch a swap. */
-		spinner_start(fr->s, &st->sp[0], SPIN_PINGPONG, fr->cpu, 0, 0, false);
-		spinner_start(fr->s, &st->sp[1], SPIN_PINGPONG, fr->cpu, 0, 1, false);
+		i = fr->mapped ? fr->fam_fd : -1;
+		spinner_start(fr->s, &st->sp[0], SPIN_PINGPONG, fr->cpu, 0, 0, false, i);
+		spinner_start(fr->s, &st->sp[1], SPIN_PINGPONG, fr->cpu, 0, 1, false, i);
 	}
 	__atomic_store_n(&fr->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&fr->stop, __ATOMIC_ACQUIRE))
@@ -3223,13 +3254,22 @@ static void op_swapstorm(struct stream *s)
 		fr.s = s;
 		fr.fam_fd = -1;
 		fr.cpu = below(s, ncpus);
-		if (range_kinds && chance(s, 50) && storm_range(s, &fr.fa, 0, false) > 0) {
+		if (have_hw && chance(s, 35)) {
+			/* Mapped contexts swap with mapped ones: the pages go along. */
+			fr.fa.type = PMUCTX_TYPE_HARDWARE;
+			fr.fa.config = PMUCTX_HW_CPU_CYCLES;
+			fr.fa.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+			if (chance(s, 40))
+				fr.fa.sample_period = storm_period(s, true, false);
+			fr.mapped = true;
+		} else if (range_kinds && chance(s, 50) &&
+			   storm_range(s, &fr.fa, 0, false) > 0) {
 			fr.fa.sample_period = storm_period(s, false, true);
 		} else {
 			fr.fa.type = PMUCTX_TYPE_SOFTWARE;
 			fr.fa.config = PMUCTX_SW_CONTEXT_SWITCHES;
 		}
-		fr.fa.flags = PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD;
+		fr.fa.flags |= PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD;
 		root_first = chance(s, 50);
 		if (spawn_thread(&root, family_main, &fr, true))
 			break;
