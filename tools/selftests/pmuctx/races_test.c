@@ -1257,4 +1257,98 @@ TEST(range_hits_while_counters_are_opened_and_fail)
 	EXPECT_LT(3, foreign);
 }
 
+/* ---- PMU overflows and rotations while counters are opened and closed -- */
+
+/*
+ * The same windows for sampling PMU counters: one thread runs (one CPU);
+ * from the other CPU the test opens cycle counters with periods of 1 to 7
+ * on it (an overflow interrupt storm), more than the PMU holds so that its
+ * context rotates while they come and go, fails opens whose group leader
+ * is on another thread (EINVAL after the slot work), and lets the thread
+ * exit under them.  Counters that stayed open while it ran must have
+ * overflowed, and the overfull context must have rotated.
+ */
+TEST(pmu_overflows_and_rotations_while_counters_are_opened_and_fail)
+{
+	struct hitter h;
+	static volatile uint64_t buf[8];
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_HARDWARE,
+		.config = PMUCTX_HW_CPU_CYCLES,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+	};
+	long rounds = 0, foreign = 0, overflowed = 0, rotated = 0;
+	struct pmuctx_ctx_stats st;
+	struct pmuctx_info info;
+	int i, j, n, leader, fds[16];
+	uint64_t end, yields0, ov;
+	pthread_t th;
+
+	RACE_OR_SKIP();
+	if (!have_pmu())
+		SKIP(return, "needs the PMU backend");
+	ASSERT_EQ(0, pmu_info(&info));
+	n = info.nr_general + info.nr_fixed + 2;
+	ASSERT_GE(16, n);
+	ASSERT_EQ(0, become_nobody());
+	memset(&h, 0, sizeof(h));
+	h.buf = buf;
+	pin_to_cpu(1);
+	ASSERT_EQ(0, pthread_create(&th, NULL, hitter_main, &h));
+	pin_thread(th, 0);
+	while (!h.tid)
+		sched_yield();
+	leader = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+	ASSERT_LE(0, leader);
+
+	end = now_ns() + 4000000000ULL;
+	for (i = 0; i < 200 && now_ns() < end; i++) {
+		/* More than the PMU holds, opened under overflows. */
+		for (j = 0; j < n; j++) {
+			a.sample_period = 1 + (i + j) % 7;
+			fds[j] = pmuctx_open_attr(&a, h.tid, -1, PMUCTX_OPEN_CLOEXEC);
+			ASSERT_LE(0, fds[j]) TH_LOG("round %d counter %d: %s", i, j,
+						    strerror(errno));
+		}
+		/* A member whose leader is in this thread's context. */
+		a.sample_period = 1;
+		ASSERT_EQ(-1, pmuctx_open_attr(&a, h.tid, leader, PMUCTX_OPEN_CLOEXEC));
+		ASSERT_EQ(EINVAL, errno);
+		foreign++;
+		if (i % 4 == 0) {
+			/* It runs and rotates a few jiffies: every counter took its turn. */
+			yields0 = __atomic_load_n(&h.yields, __ATOMIC_ACQUIRE);
+			sleep_ms(30);
+			while (__atomic_load_n(&h.yields, __ATOMIC_ACQUIRE) < yields0 + 2)
+				sched_yield();
+			ASSERT_EQ(0, ctx_stats(fds[0], &st));
+			rotated += st.rotations > 0;
+			ov = overflows_of(fds[0]);
+			ASSERT_NE(UINT64_MAX, ov);
+			overflowed += ov > 0;
+		}
+		/* Closed while they overflow and rotate, in another order each round. */
+		for (j = 0; j < n; j++)
+			ASSERT_EQ(0, close(fds[i & 1 ? n - 1 - j : j]));
+		rounds++;
+	}
+	/* The thread exits under sampling counters. */
+	for (j = 0; j < n; j++) {
+		a.sample_period = 1 + j % 7;
+		fds[j] = pmuctx_open_attr(&a, h.tid, -1, PMUCTX_OPEN_CLOEXEC);
+		ASSERT_LE(0, fds[j]);
+	}
+	h.stop = 1;
+	ASSERT_EQ(0, pthread_join(th, NULL));
+	for (j = 0; j < n; j++)
+		ASSERT_EQ(0, close(fds[j]));
+	ASSERT_EQ(0, close(leader));
+	TH_LOG("%ld rounds of %d counters, %ld foreign-leader EINVAL; of %ld checks %ld overflowed, %ld rotated",
+	       rounds, n, foreign, (rounds + 3) / 4, overflowed, rotated);
+	EXPECT_LT(3, rounds);
+	EXPECT_EQ((rounds + 3) / 4, overflowed);
+	EXPECT_EQ((rounds + 3) / 4, rotated);
+}
+
 TEST_HARNESS_MAIN
