@@ -7,7 +7,8 @@
 
 Boots: x86_64 (pmuctx and perf software counters side by side), arm64
 (pmuctx owns the PMU) and arm64-perf (the kernel's PMU driver owns it:
-perf_events with PMU counters).  Overheads are medians minus the "no
+perf_events with PMU counters); x86_64-perf is arm64-perf's twin on the
+x86_64 PMU lane (our QEMU's emulated Intel PMU, 8 general + 3 fixed).  Overheads are medians minus the "no
 counters" median of the same boot and kind; ratios are overhead over
 overhead.  The goals are those of issue 11.  Multiplexing (issue 13):
 14pmu ping-pong rows beside 7pmu, and the cost of one rotation from a
@@ -326,7 +327,8 @@ def main():
     out.append("")
     out.append("ratio = pmuctx overhead / perf_events overhead; goals: swap <= 1/3 of perf and <= 2% over")
     out.append("no counters; 7 PMU load <= 600; fork+exit overhead <= 1/2 of perf's; read() <= 3/4 of perf's.")
-    out.append("14pmu: 14 PMU counters on a PMU of 6 + the cycle counter, so they rotate (issue 13).")
+    out.append("14pmu: 14 PMU counters on a PMU of 6 + the cycle counter, so they rotate (issue 13);")
+    out.append("on the x86_64 PMU lane (8 general + 3 fixed counters) they rotate too.")
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     with open(os.path.join(a.out, "report.txt"), "w") as f:
