@@ -5,6 +5,9 @@
  */
 #include <linux/atomic.h>
 #include <linux/cred.h>
+#include <linux/memcontrol.h>
+#include <linux/random.h>
+#include <linux/siphash.h>
 #include <linux/sched/user.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -16,13 +19,35 @@ struct workqueue_struct *pmuctx_wq;
 /*
  * Cookies are multiples of 4: a clone that got only part of its parent's
  * counters carries parent cookie | 1 (thread clone) or | 2 (fork clone), a
- * family that no context's own generation can ever equal.
+ * family that no context's own generation can ever equal.  Each CPU hands
+ * out its own: (sequence << cpu bits | cpu) << 2, unique without a shared
+ * counter (no cache line bounced by every fork and open on the machine).
+ * Users see them only through pmuctx_cookie_for_user().
  */
-static atomic64_t pmuctx_cookie = ATOMIC64_INIT(0);
+static DEFINE_PER_CPU(u64, pmuctx_cookie_seq);
+static unsigned int pmuctx_cookie_cpu_bits;
+static siphash_key_t pmuctx_cookie_key;
 
 u64 pmuctx_new_cookie(void)
 {
-	return atomic64_add_return(4, &pmuctx_cookie);
+	u64 seq, cpu;
+
+	preempt_disable();
+	seq = this_cpu_inc_return(pmuctx_cookie_seq);
+	cpu = smp_processor_id();
+	preempt_enable();
+	return ((seq << pmuctx_cookie_cpu_bits) | cpu) << 2;
+}
+
+/*
+ * What PMUCTX_IOC_STATS shows of a cookie: equal for equal cookies, 0 for
+ * none, and otherwise a keyed hash, so that a user learns whether two
+ * contexts are of one family and nothing of how many cookies other users'
+ * activity took (the sequence would tell).
+ */
+u64 pmuctx_cookie_for_user(u64 cookie)
+{
+	return cookie ? siphash_1u64(cookie, &pmuctx_cookie_key) | 1 : 0;
 }
 
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
@@ -72,14 +97,52 @@ void pmuctx_ctx_put(struct pmuctx_context *ctx)
  */
 static const gfp_t pmuctx_kit_gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
 
-/* A kit of @nr (> 0) empty slots. */
+/* current's memory cgroup, referenced (NULL without memcg). */
+static struct mem_cgroup *pmuctx_memcg_get_current(void)
+{
+	struct mem_cgroup *memcg = NULL;
+
+#ifdef CONFIG_MEMCG
+	rcu_read_lock();
+	memcg = mem_cgroup_from_task(current);
+	if (memcg && !css_tryget(&memcg->css))
+		memcg = NULL;
+	rcu_read_unlock();
+#endif
+	return memcg;
+}
+
+/* Whether @memcg (referenced by the caller) is current's. */
+static bool pmuctx_memcg_is_current(struct mem_cgroup *memcg)
+{
+	bool same = true;
+
+#ifdef CONFIG_MEMCG
+	rcu_read_lock();
+	same = memcg == mem_cgroup_from_task(current);
+	rcu_read_unlock();
+#endif
+	return same;
+}
+
+static void pmuctx_memcg_put(struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	if (memcg)
+		css_put(&memcg->css);
+#endif
+}
+
+/* A kit of @nr (> 0) empty slots, charged to current's memory cgroup. */
 static struct pmuctx_fork_kit *pmuctx_kit_shell(unsigned int nr)
 {
 	struct pmuctx_fork_kit *kit;
 
 	kit = kzalloc(struct_size(kit, clones, nr), pmuctx_kit_gfp);
-	if (kit)
+	if (kit) {
 		kit->nr = nr;
+		kit->memcg = pmuctx_memcg_get_current();
+	}
 	return kit;
 }
 
@@ -172,6 +235,7 @@ void pmuctx_kit_free(struct pmuctx_fork_kit *kit)
 		pmuctx_link_free_unused(kit->link);
 	if (kit->owner)
 		free_uid(kit->owner);
+	pmuctx_memcg_put(kit->memcg);
 	kfree(kit);
 }
 
@@ -180,12 +244,24 @@ void pmuctx_kit_free(struct pmuctx_fork_kit *kit)
  * unused, and most children never fork: a fork-and-exit loop would make
  * two kits per fork (the child's own, and the parent's refill) and free
  * one.  Such a kit is kept, one per CPU, for the next refill on that CPU
- * by a task of the same user (the memory stays charged where it was
- * allocated, so it never crosses users).  A spare holds no link, which
- * would keep the module: one is made when the kit is reused.  Drained at
- * unload.
+ * by a task of the same user and the same memory cgroup (the memory stays
+ * charged where it was allocated, so it never crosses users or cgroups).
+ * A spare holds no link, which would keep the module: one is made when
+ * the kit is reused.  Spares are dropped a second after they were kept
+ * (a loop that forks keeps refilling them; an idle cgroup must not stay
+ * charged for a kit nobody will take), and at unload.
  */
 static DEFINE_PER_CPU(struct pmuctx_fork_kit *, pmuctx_spare_kit);
+
+static void pmuctx_kit_expire_spares(struct work_struct *work)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		pmuctx_kit_free(xchg(per_cpu_ptr(&pmuctx_spare_kit, cpu), NULL));
+}
+
+static DECLARE_DELAYED_WORK(pmuctx_spares_expiry, pmuctx_kit_expire_spares);
 
 /* An unused kit of current's, in any context. */
 void pmuctx_kit_retire(struct pmuctx_fork_kit *kit)
@@ -198,6 +274,8 @@ void pmuctx_kit_retire(struct pmuctx_fork_kit *kit)
 	}
 	kit->owner = get_current_user();
 	pmuctx_kit_free(this_cpu_xchg(pmuctx_spare_kit, kit));
+	if (!delayed_work_pending(&pmuctx_spares_expiry))
+		queue_delayed_work(pmuctx_wq, &pmuctx_spares_expiry, HZ);
 }
 
 /* Process context: this CPU's spare kit, if it fits and is current's. */
@@ -207,7 +285,8 @@ struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr)
 
 	if (!kit)
 		return NULL;
-	if (kit->nr < nr || kit->owner != current_user())
+	if (kit->nr < nr || kit->owner != current_user() ||
+	    !pmuctx_memcg_is_current(kit->memcg))
 		goto drop;
 	kit->link = pmuctx_link_alloc(NULL, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!kit->link)
@@ -223,10 +302,8 @@ drop:
 /* Unload, after the last task of ours is gone. */
 void pmuctx_kit_drain_spares(void)
 {
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		pmuctx_kit_free(xchg(per_cpu_ptr(&pmuctx_spare_kit, cpu), NULL));
+	cancel_delayed_work_sync(&pmuctx_spares_expiry);
+	pmuctx_kit_expire_spares(NULL);
 }
 
 /*
@@ -377,6 +454,9 @@ static void pmuctx_ctx_fold_exited(struct pmuctx_context *ctx)
 		list_add_tail(&c->child_entry, &clones);
 	}
 	pmuctx_ctx_unlock_irq(ctx);
+	/* The originals left here free the task's debug registers now. */
+	if (ctx->nr_range)
+		pmuctx_range_release_dead(ctx);
 	mutex_unlock(&ctx->mutex);
 
 	list_for_each_entry_safe(c, tmp, &clones, child_entry) {
@@ -423,6 +503,8 @@ void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link)
 
 int pmuctx_context_init(void)
 {
+	pmuctx_cookie_cpu_bits = order_base_2(nr_cpu_ids);
+	get_random_bytes(&pmuctx_cookie_key, sizeof(pmuctx_cookie_key));
 	pmuctx_ctx_cache = KMEM_CACHE(pmuctx_context, 0);
 	if (!pmuctx_ctx_cache)
 		return -ENOMEM;

@@ -486,17 +486,10 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	/*
 	 * Its slot is free, but the counter may still be on where the
 	 * context is loaded (the stop needs an IPI, so it comes after the
-	 * lock).  @nr_hw drops only once it is off: an unload meanwhile
-	 * must still stop the PMU (a context without hardware counters
-	 * leaves it alone), or the counter would run on under whichever
-	 * task that CPU loads next.
+	 * lock).
 	 */
-	if (pmuctx_counter_is_hw(c)) {
-		pmuctx_hw_stop_counter(ctx, c);
-		pmuctx_ctx_lock_irq(ctx);
-		ctx->nr_hw--;
-		pmuctx_ctx_unlock_irq(ctx);
-	}
+	if (pmuctx_counter_is_hw(c))
+		pmuctx_hw_retire_counter(ctx, c);
 	mutex_unlock(&ctx->mutex);
 	pmuctx_range_free_watch(watch);
 	return true;

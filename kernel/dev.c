@@ -6,6 +6,7 @@
 
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
+#include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -171,17 +172,110 @@ static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
 	return leader;
 }
 
+/* One counter joining a context: the part done under ctx->lock. */
+struct pmuctx_add_req {
+	struct pmuctx_context *ctx;
+	struct pmuctx_counter *c, *leader;
+	struct pmuctx_fork_kit *kit;	/* in: a new or grown kit; out: to free */
+	bool grow;
+	bool done;			/* it ran where the context is loaded */
+	int err;
+};
+
+/*
+ * ctx->lock held, IRQs off, on the CPU @ctx is loaded on (or anywhere when
+ * it is loaded nowhere).  A hardware counter that gets a slot is programmed
+ * here, before anything can fold that slot: a fold of an unprogrammed slot
+ * (the clocks read just below, another counter's overflow, a preemption
+ * that unloads) would read whatever count the last context left in the
+ * register and take it as the new counter's progress (an early overflow).
+ */
+static void pmuctx_ctx_add_locked(struct pmuctx_add_req *r)
+{
+	struct pmuctx_context *ctx = r->ctx;
+	struct pmuctx_counter *c = r->c, *leader = r->leader;
+	struct pmuctx_fork_kit *spent;
+	u64 clk[PMUCTX_NR_CLOCKS];
+	int placed;
+
+	r->done = true;
+	if (ctx->dead) {
+		r->err = -ESRCH;
+		return;
+	}
+	if (leader && leader->ctx != ctx) {
+		r->err = -EINVAL;
+		return;
+	}
+	if (ctx->nr_counters >= READ_ONCE(pmuctx_max_counters)) {
+		r->err = -EMFILE;
+		return;
+	}
+	if (r->grow) {
+		spent = pmuctx_kit_grow(ctx, r->kit);
+		if (IS_ERR(spent)) {
+			/* A fork took the kit since: the caller makes a whole one. */
+			r->err = -EAGAIN;
+			return;
+		}
+		r->kit = spent;
+	}
+	placed = pmuctx_mux_add(ctx, c, leader);
+	if (placed < 0) {
+		r->err = placed;
+		return;
+	}
+	if (pmuctx_counter_is_hw(c)) {
+		ctx->nr_hw++;
+		if (placed == PMUCTX_MUX_ON &&
+		    ctx->loaded_cpu == smp_processor_id())
+			pmuctx_hw->program(ctx, c, true);
+	}
+	pmuctx_ctx_get(ctx);
+	c->ctx = ctx;
+	list_add_tail(&c->ctx_entry, &ctx->counters);
+	pmuctx_ctx_tally(ctx, c, 1);
+	if (r->kit && !r->grow)
+		swap(r->kit, ctx->fork_kit);	/* the old one is freed after */
+	if (leader) {
+		c->leader = leader;
+		list_add_tail(&c->sibling_entry, &leader->siblings);
+	}
+	/* In its context: a sampling range counter's hits may sample now. */
+	if (c->attr.type == PMUCTX_TYPE_RANGE)
+		pmuctx_range_publish(c);
+	if (!(c->attr.flags & PMUCTX_ATTR_DISABLED)) {
+		pmuctx_ctx_clocks_now(ctx, clk);
+		pmuctx_counter_set_enabled(c, true, clk);
+	}
+	/* Loaded here or nowhere: the new choice is made now. */
+	if (placed == PMUCTX_MUX_RESCHED)
+		pmuctx_mux_added(ctx);
+	pmuctx_ctx_changed(ctx);
+}
+
+static void pmuctx_ctx_add_ipi(void *info)
+{
+	struct pmuctx_add_req *r = info;
+	struct pmuctx_context *ctx = r->ctx;
+
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu < 0 || ctx->loaded_cpu == smp_processor_id())
+		pmuctx_ctx_add_locked(r);
+	pmuctx_ctx_unlock(ctx);
+}
+
 /*
  * Put @c into @ctx (pinned by the caller): a structural change, so the
- * context gets a new cookie and leaves its family.
+ * context gets a new cookie and leaves its family.  The change is made on
+ * the CPU the context is loaded on (here for a self-open), so that a
+ * hardware counter is on the PMU the moment it is in the slot table.
  */
 static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			  struct pmuctx_counter *leader)
 {
-	struct pmuctx_fork_kit *kit = NULL, *spent;
-	bool resched = false, grow = false;
-	int err = 0, placed = PMUCTX_MUX_ON;
-	u64 clk[PMUCTX_NR_CLOCKS];
+	struct pmuctx_add_req r = { .ctx = ctx, .c = c, .leader = leader };
+	int cpu;
 
 	mutex_lock(&ctx->mutex);
 again:
@@ -196,72 +290,41 @@ again:
 		unsigned int size = pmuctx_kit_size(ctx);
 
 		pmuctx_ctx_lock_irq(ctx);
-		grow = ctx->fork_kit && ctx->fork_kit->nr >= size;
+		r.grow = ctx->fork_kit && ctx->fork_kit->nr >= size;
 		pmuctx_ctx_unlock_irq(ctx);
-		kit = grow ? pmuctx_kit_alloc_growth(size + 1) :
-			     pmuctx_kit_alloc(size + 1);
-		if (!kit) {
+		r.kit = r.grow ? pmuctx_kit_alloc_growth(size + 1) :
+				 pmuctx_kit_alloc(size + 1);
+		if (!r.kit) {
 			mutex_unlock(&ctx->mutex);
 			return -ENOMEM;
 		}
 	}
-	pmuctx_ctx_lock_irq(ctx);
-	if (ctx->dead) {
-		err = -ESRCH;
-		goto out;
-	}
-	if (leader && leader->ctx != ctx) {
-		err = -EINVAL;
-		goto out;
-	}
-	if (ctx->nr_counters >= READ_ONCE(pmuctx_max_counters)) {
-		err = -EMFILE;
-		goto out;
-	}
-	if (grow) {
-		spent = pmuctx_kit_grow(ctx, kit);
-		if (IS_ERR(spent)) {
-			/* A fork took the kit since: make a whole one. */
-			pmuctx_ctx_unlock_irq(ctx);
-			pmuctx_kit_free(kit);
-			kit = NULL;
-			goto again;
+	/*
+	 * ctx->mutex keeps every other change out; only where the context is
+	 * loaded moves meanwhile (its holder runs, is preempted, migrates).
+	 */
+	r.done = false;
+	r.err = 0;
+	do {
+		cpu = READ_ONCE(ctx->loaded_cpu);
+		if (cpu >= 0 && cpu != raw_smp_processor_id()) {
+			smp_call_function_single(cpu, pmuctx_ctx_add_ipi, &r, 1);
+			continue;
 		}
-		kit = spent;	/* freed below */
+		pmuctx_ctx_lock_irq(ctx);
+		if (ctx->loaded_cpu < 0 ||
+		    ctx->loaded_cpu == smp_processor_id())
+			pmuctx_ctx_add_locked(&r);
+		pmuctx_ctx_unlock_irq(ctx);
+	} while (!r.done);
+	if (r.err == -EAGAIN) {
+		pmuctx_kit_free(r.kit);
+		r.kit = NULL;
+		goto again;
 	}
-	placed = pmuctx_mux_add(ctx, c, leader);
-	if (placed < 0) {
-		err = placed;
-		goto out;
-	}
-	if (pmuctx_counter_is_hw(c))
-		ctx->nr_hw++;
-	pmuctx_ctx_get(ctx);
-	c->ctx = ctx;
-	list_add_tail(&c->ctx_entry, &ctx->counters);
-	pmuctx_ctx_tally(ctx, c, 1);
-	if (kit && !grow)
-		swap(kit, ctx->fork_kit);	/* the old one is freed below */
-	if (leader) {
-		c->leader = leader;
-		list_add_tail(&c->sibling_entry, &leader->siblings);
-	}
-	if (!(c->attr.flags & PMUCTX_ATTR_DISABLED)) {
-		pmuctx_ctx_clocks_now(ctx, clk);
-		pmuctx_counter_set_enabled(c, true, clk);
-	}
-	if (placed == PMUCTX_MUX_RESCHED)
-		resched = pmuctx_mux_added(ctx);
-	pmuctx_ctx_changed(ctx);
-out:
-	pmuctx_ctx_unlock_irq(ctx);
-	if (!err && pmuctx_counter_is_hw(c) && placed == PMUCTX_MUX_ON)
-		pmuctx_hw_start_counter(ctx, c);
-	if (resched)
-		pmuctx_mux_resched_loaded(ctx);
 	mutex_unlock(&ctx->mutex);
-	pmuctx_kit_free(kit);
-	return err;
+	pmuctx_kit_free(r.kit);
+	return r.err;
 }
 
 static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
@@ -359,7 +422,9 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	 * its context died, which the holder runs without waiting for
 	 * anything (with preemption off, but for a registration that came
 	 * too late): wait for it to go, then make a fresh one.  Only an
-	 * exiting target has none to give.
+	 * exiting target has none to give.  The wait sleeps: a spin, even
+	 * with cond_resched(), would starve a holder of lower priority on
+	 * this CPU (a SCHED_FIFO attacher), which must run to finish.
 	 */
 	for (;;) {
 		link = pmuctx_link_get_or_create(task);
@@ -381,7 +446,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 			err = -EINTR;
 			goto free_counter;
 		}
-		cond_resched();
+		usleep_range(20, 100);
 	}
 	/*
 	 * A member joins its leader's context, which must be the one the
@@ -416,8 +481,17 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	goto out;
 
 unpin:
-	pmuctx_ctx_unpin(ctx);
+	/* Nothing may stay hooked for an open that failed. */
+	pmuctx_ctx_unpin_failed(ctx);
 free_counter:
+	/*
+	 * A watch never published: its hits only counted.  Released now, so
+	 * the target's debug registers are free when the open returns.
+	 */
+	if (attr.type == PMUCTX_TYPE_RANGE) {
+		pmuctx_range_free_watch(c->range);
+		c->range = NULL;
+	}
 	pmuctx_counter_put(c);
 out:
 	if (exec_locked)
@@ -763,8 +837,8 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 
 	pmuctx_ctx_lock_irq(ctx);
 	st.nr_counters = ctx->nr_counters;
-	st.generation = ctx->generation;
-	st.family = ctx->family;
+	st.generation = pmuctx_cookie_for_user(ctx->generation);
+	st.family = pmuctx_cookie_for_user(ctx->family);
 	st.loads = ctx->loads;
 	st.swaps = pmuctx_ctx_swaps(ctx);
 	st.rotations = ctx->rotations;

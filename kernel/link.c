@@ -247,6 +247,24 @@ void pmuctx_ctx_unpin(struct pmuctx_context *ctx)
 }
 
 /*
+ * An open that pinned @ctx failed: unpin it, and if it is still empty (a
+ * link made for that open), let its holder drop the link as it would
+ * after a close of its last counter, so a failed open leaves the target
+ * unhooked and the module free to go.
+ */
+void pmuctx_ctx_unpin_failed(struct pmuctx_context *ctx)
+{
+	unsigned long flags;
+
+	pmuctx_ctx_lock_irqsave(ctx, flags);
+	ctx->pin_count--;
+	if (!ctx->nr_counters)
+		pmuctx_link_queue_detach(ctx);
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
+	pmuctx_ctx_put(ctx);
+}
+
+/*
  * Runs in the holder on its way back to user space once its context lost
  * its last counter: unregister and free everything, so an idle task pins
  * neither memory nor the module.  A context that got a counter again (or

@@ -43,7 +43,9 @@ static int __init pmuctx_init(void)
 	err = pmuctx_counter_init();
 	if (err)
 		goto context_exit;
-	pmuctx_mux_init();
+	err = pmuctx_mux_init();
+	if (err)
+		goto counters_exit;
 	pmuctx_range_init();
 	/*
 	 * Preempt notifiers sit behind a static key.  It is enabled here and
@@ -57,7 +59,7 @@ static int __init pmuctx_init(void)
 	preempt_notifier_inc();
 	err = pmuctx_inherit_init();
 	if (err)
-		goto counters_exit;
+		goto mux_exit;
 	err = pmuctx_dev_register();
 	if (err)
 		goto inherit_exit;
@@ -72,6 +74,8 @@ unregister:
 	pmuctx_dev_unregister();
 inherit_exit:
 	pmuctx_inherit_exit();
+mux_exit:
+	pmuctx_mux_exit();
 counters_exit:
 	pmuctx_counter_exit();
 context_exit:

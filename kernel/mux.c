@@ -12,6 +12,7 @@
  * state and all, to the next task, and touches neither the PMU nor the
  * timer.  Documentation/multiplexing.rst has the whole picture.
  */
+#include <linux/cpuhotplug.h>
 #include <linux/hrtimer.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
@@ -460,9 +461,24 @@ void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,
 	}
 }
 
-void pmuctx_mux_init(void)
+/*
+ * A CPU comes (back) online, before any task runs there.  Its timer may
+ * still be queued where it migrated when the CPU went down (it then ends
+ * there without a restart: pmuctx_mux_tick()): cancelled here, or
+ * pmuctx_mux_arm() would find it queued and never arm it for this CPU, and
+ * a context loaded here for good would stop rotating.
+ */
+static int pmuctx_mux_cpu_online(unsigned int cpu)
 {
-	int cpu;
+	hrtimer_cancel(per_cpu_ptr(&pmuctx_mux_timer, cpu));
+	return 0;
+}
+
+static enum cpuhp_state pmuctx_mux_hp_state = CPUHP_INVALID;
+
+int pmuctx_mux_init(void)
+{
+	int cpu, state;
 
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&pmuctx_mux_timer, cpu);
@@ -470,6 +486,12 @@ void pmuctx_mux_init(void)
 		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
 		t->function = pmuctx_mux_tick;
 	}
+	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "pmuctx/mux:online",
+					  pmuctx_mux_cpu_online, NULL);
+	if (state < 0)
+		return state;
+	pmuctx_mux_hp_state = state;
+	return 0;
 }
 
 /* No context is left to be loaded: a timer still queued has nothing to do. */
@@ -477,6 +499,9 @@ void pmuctx_mux_exit(void)
 {
 	int cpu;
 
+	if (pmuctx_mux_hp_state != CPUHP_INVALID)
+		cpuhp_remove_state_nocalls(pmuctx_mux_hp_state);
+	pmuctx_mux_hp_state = CPUHP_INVALID;
 	for_each_possible_cpu(cpu)
 		hrtimer_cancel(per_cpu_ptr(&pmuctx_mux_timer, cpu));
 }

@@ -122,46 +122,67 @@ void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx)
 		smp_call_function_single(cpu, pmuctx_sync_ipi, ctx, 1);
 }
 
-struct pmuctx_program_req {
+static void pmuctx_retire_hw_here(struct pmuctx_context *ctx,
+				  struct pmuctx_counter *c)
+{
+	if (ctx->loaded_cpu == smp_processor_id() && c->hw_idx >= 0)
+		pmuctx_hw->program(ctx, c, false);
+	/*
+	 * The last one: the PMU is left as an unload leaves it (counters
+	 * off, EL0 access closed), since the unload of a context without
+	 * hardware counters does not touch it.
+	 */
+	if (!--ctx->nr_hw && ctx->loaded_cpu == smp_processor_id())
+		pmuctx_hw->unload(ctx);
+}
+
+struct pmuctx_retire_req {
 	struct pmuctx_context *ctx;
 	struct pmuctx_counter *c;
-	bool on;
+	bool done;
 };
 
-static void pmuctx_program_ipi(void *info)
+static void pmuctx_retire_hw_ipi(void *info)
 {
-	struct pmuctx_program_req *req = info;
+	struct pmuctx_retire_req *req = info;
 	struct pmuctx_context *ctx = req->ctx;
 
 	pmuctx_ctx_lock(ctx);
-	/* Off the PMU (multiplexed out, or never on it): nothing to do. */
-	if (ctx->loaded_cpu == smp_processor_id() && req->c->hw_idx >= 0)
-		pmuctx_hw->program(ctx, req->c, req->on);
+	if (ctx->loaded_cpu < 0 || ctx->loaded_cpu == smp_processor_id()) {
+		pmuctx_retire_hw_here(ctx, req->c);
+		req->done = true;
+	}
 	pmuctx_ctx_unlock(ctx);
 }
 
-static void pmuctx_hw_program_remote(struct pmuctx_context *ctx,
-				     struct pmuctx_counter *c, bool on)
+/*
+ * A hardware counter left @ctx (its slot is free already): stop it where
+ * the context is loaded and lower @nr_hw there, in one step.  Process
+ * context, ctx->mutex held.  @nr_hw stays up until the counter is off (an
+ * unload meanwhile must still stop the PMU, or the counter would run on
+ * under whichever task that CPU loads next), and drops where the PMU can
+ * be reset with it.
+ */
+void pmuctx_hw_retire_counter(struct pmuctx_context *ctx,
+			      struct pmuctx_counter *c)
 {
-	struct pmuctx_program_req req = { ctx, c, on };
-	int cpu = READ_ONCE(ctx->loaded_cpu);
+	struct pmuctx_retire_req req = { ctx, c, false };
+	int cpu;
 
-	if (cpu >= 0)
-		smp_call_function_single(cpu, pmuctx_program_ipi, &req, 1);
-}
-
-/* A hardware counter joined a context that may be loaded: start it there. */
-void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
-			     struct pmuctx_counter *c)
-{
-	pmuctx_hw_program_remote(ctx, c, true);
-}
-
-/* ...or left one: stop its slot (the next unload would anyway). */
-void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
-			    struct pmuctx_counter *c)
-{
-	pmuctx_hw_program_remote(ctx, c, false);
+	while (!req.done) {
+		cpu = READ_ONCE(ctx->loaded_cpu);
+		if (cpu >= 0 && cpu != raw_smp_processor_id()) {
+			smp_call_function_single(cpu, pmuctx_retire_hw_ipi, &req, 1);
+			continue;
+		}
+		pmuctx_ctx_lock_irq(ctx);
+		if (ctx->loaded_cpu < 0 ||
+		    ctx->loaded_cpu == smp_processor_id()) {
+			pmuctx_retire_hw_here(ctx, c);
+			req.done = true;
+		}
+		pmuctx_ctx_unlock_irq(ctx);
+	}
 }
 
 /*

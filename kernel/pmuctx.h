@@ -123,6 +123,12 @@ struct pmuctx_fork_kit {
 	struct pmuctx_link *link;	/* NULL while spare (context.c) */
 	struct pmuctx_context *ctx;
 	struct user_struct *owner;	/* while spare: whose it was */
+	/*
+	 * The memory cgroup current was in when the kit was made, which its
+	 * memory is charged to (a reference, or NULL without memcg): a spare
+	 * is reused only in the same one.
+	 */
+	struct mem_cgroup *memcg;
 	unsigned int nr;
 	struct pmuctx_counter *clones[];
 };
@@ -651,6 +657,7 @@ struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
 void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
+u64 pmuctx_cookie_for_user(u64 cookie);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
 void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta);
 void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link);
@@ -691,10 +698,8 @@ static inline void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx)
 		pmuctx_ctx_sync_hw_counters(ctx);
 }
 
-void pmuctx_hw_stop_counter(struct pmuctx_context *ctx,
-			    struct pmuctx_counter *c);
-void pmuctx_hw_start_counter(struct pmuctx_context *ctx,
-			     struct pmuctx_counter *c);
+void pmuctx_hw_retire_counter(struct pmuctx_context *ctx,
+			      struct pmuctx_counter *c);
 void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx);
 
 /*
@@ -831,6 +836,7 @@ void pmuctx_link_index_add(struct pmuctx_link *link);
 void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
 void pmuctx_ctx_unpin(struct pmuctx_context *ctx);
+void pmuctx_ctx_unpin_failed(struct pmuctx_context *ctx);
 void pmuctx_link_queue_detach(struct pmuctx_context *ctx);
 
 /* sched.c */
@@ -867,7 +873,7 @@ void pmuctx_sched_load_current(struct pmuctx_link *link);
 
 /* mux.c: multiplexing */
 extern unsigned int pmuctx_mux_interval_ms;
-void pmuctx_mux_init(void);
+int pmuctx_mux_init(void);
 void pmuctx_mux_exit(void);
 enum { PMUCTX_MUX_ON, PMUCTX_MUX_WAIT, PMUCTX_MUX_RESCHED };
 int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
@@ -902,6 +908,8 @@ void pmuctx_range_watch_clones(struct pmuctx_context *ctx);
 void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx);
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w);
 void pmuctx_range_free_watch(struct pmuctx_range_watch *w);
+void pmuctx_range_publish(struct pmuctx_counter *c);
+void pmuctx_range_release_dead(struct pmuctx_context *ctx);
 u64 pmuctx_range_hits(const struct pmuctx_counter *c);
 long pmuctx_range_ioctl_plan(struct pmuctx_range __user *ur);
 long pmuctx_range_ioctl_counter(struct pmuctx_counter *c,

@@ -49,8 +49,11 @@ struct pmuctx_range_watch {
 	/*
 	 * Sampling counters only: the instance that holds this watch now,
 	 * which a swap changes (both contexts claimed, neither task running,
-	 * so never under the hit handler of the watch's task); NULL once the
-	 * instance lets go of it.
+	 * so never under the hit handler of the watch's task).  NULL until
+	 * the instance is in its context (pmuctx_range_publish(), under
+	 * ctx->lock): the breakpoints fire as soon as they are registered,
+	 * and a hit must find a whole instance or none.  NULL again once
+	 * the instance lets go of it.
 	 */
 	struct pmuctx_counter *inst;
 	unsigned int nr;		/* 0: none could be had (counts 0) */
@@ -223,6 +226,50 @@ void pmuctx_range_put_watch(struct pmuctx_range_watch *w)
 	}
 }
 
+/*
+ * @c is in its context now (ctx->lock held): a sampling instance's hits
+ * may sample.  Until this, its watch's hits only count.
+ */
+void pmuctx_range_publish(struct pmuctx_counter *c)
+{
+	lockdep_assert_held(&c->ctx->lock);
+	if (!c->attr.sample_period || !c->range)
+		return;
+	/* Pairs with the hit handler's acquire: it finds c->ctx set. */
+	smp_store_release(&c->range->inst, c);
+}
+
+/*
+ * The holder of dead @ctx is gone (exit, or an exec that detaches): every
+ * range instance left in it gives its debug registers back now, so that a
+ * debugger of the exec'd image (or the next user of the task) gets them,
+ * and keeps its count: the snapshot moves by the hits so far, which is
+ * what the clock drops to (0, with no watch).  ctx->mutex held, process
+ * context.  A setuid exec has exited the events already (no more hits).
+ */
+void pmuctx_range_release_dead(struct pmuctx_context *ctx)
+{
+	struct pmuctx_range_watch *w;
+	struct pmuctx_counter *c;
+
+	lockdep_assert_held(&ctx->mutex);
+	do {
+		w = NULL;
+		pmuctx_ctx_lock_irq(ctx);
+		list_for_each_entry(c, &ctx->counters, ctx_entry) {
+			if (c->attr.type != PMUCTX_TYPE_RANGE || !c->range)
+				continue;
+			if (pmuctx_counter_counting(c))
+				c->snap -= pmuctx_range_hits(c);
+			w = c->range;
+			WRITE_ONCE(c->range, NULL);
+			break;
+		}
+		pmuctx_ctx_unlock_irq(ctx);
+		pmuctx_range_free_watch(w);
+	} while (w);
+}
+
 #if IS_ENABLED(CONFIG_HAVE_HW_BREAKPOINT)
 /*
  * Every hit of a sampling range counter, in the watched task (its debug
@@ -234,7 +281,8 @@ static void pmuctx_range_hit(struct perf_event *bp, struct perf_sample_data *dat
 			     struct pt_regs *regs)
 {
 	struct pmuctx_range_watch *w = READ_ONCE(bp->overflow_handler_context);
-	struct pmuctx_counter *c = w ? READ_ONCE(w->inst) : NULL;
+	/* Pairs with pmuctx_range_publish(): c->ctx is set. */
+	struct pmuctx_counter *c = w ? smp_load_acquire(&w->inst) : NULL;
 	struct pmuctx_context *ctx;
 
 	if (!c)
@@ -303,7 +351,6 @@ pmuctx_range_watch(const struct pmuctx_range_plan *plan,
 	if (!w)
 		return ERR_PTR(-ENOMEM);
 	INIT_WORK(&w->release_work, pmuctx_range_watch_release);
-	w->inst = sampling ? inst : NULL;
 	for (i = 0; i < plan->nr_blocks; i++) {
 		const struct pmuctx_range_block *b = &plan->blocks[i];
 		struct perf_event *bp;
@@ -402,6 +449,7 @@ static void pmuctx_range_watch_clone(struct pmuctx_counter *clone)
 	if (!clone->range && !list_empty(&clone->ctx_entry)) {
 		/* Counting already: its clock was 0 until now. */
 		WRITE_ONCE(clone->range, w);
+		pmuctx_range_publish(clone);
 		w = NULL;
 	}
 	pmuctx_ctx_unlock_irq(ctx);
