@@ -544,4 +544,68 @@ TEST(hardware_errors)
 	EXPECT_EQ(EINVAL, errno);
 }
 
+/*
+ * A sampling counter opened enabled on a loaded context gets a register
+ * that still holds another context's count (unloads leave counts behind):
+ * its first overflow must come after its own period, not early.  A child
+ * leaves about 2^31 in the first event counter and blocks; this task then
+ * samples every 10^6 instructions of its own: exactly floor(count / 10^6)
+ * overflows (11 of 10.0 M before the fix).
+ */
+TEST(first_overflow_counts_only_own_events)
+{
+	const unsigned long period = 1000000;
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RAW,
+		.config = INST_RETIRED,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED,
+		.sample_period = 1ULL << 31,
+	};
+	int ready[2], done[2], status, fd, kfd;
+	struct side me = { 0 };
+	pid_t kid;
+	char c;
+
+	if (!exact())
+		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(done));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		kfd = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+		if (kfd < 0)
+			_exit(1);
+		ioctl(kfd, PMUCTX_IOC_ENABLE, 0);
+		run_loop(1000);
+		write_full(ready[1], "r", 1);
+		read_full(done[0], &c, 1);
+		_exit(0);
+	}
+	read_full(ready[0], &c, 1);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	run_loop(5 * period);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	me.value = pmuctx_read1(fd);
+	drain_samples(fd, &me);
+	write_full(done[1], "d", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	TH_LOG("%llu instructions, %llu overflows of %lu",
+	       (unsigned long long)me.value, (unsigned long long)me.overflows, period);
+	EXPECT_LE(10 * period, me.value);
+	EXPECT_EQ(me.value / period, me.overflows);
+	/*
+	 * QEMU 7.2 raises an event counter's overflow interrupt late (at the
+	 * next exception level change), so one sample may stand for several
+	 * periods; every sample is still this task's.
+	 */
+	EXPECT_LE(1, me.samples);
+	EXPECT_GE(me.overflows, me.samples);
+	EXPECT_EQ(0, me.foreign);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

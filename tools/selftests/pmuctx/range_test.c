@@ -959,4 +959,144 @@ TEST(open_close_fork_exit_races)
 	close(fd);
 }
 
+/*
+ * Hostile, unprivileged: a thread stores to a word at full speed while
+ * another opens sampling range counters on it, each one's hits arriving
+ * while the open is half done, and opens that fail after the watch was
+ * registered (a group leader in another context).  An open must neither
+ * sample before the counter is whole nor leave a watch behind.  Bounded
+ * by a count of opens and by 5 s (every store traps while a counter is
+ * open: TCG on a busy host does a few hundred opens a second); the VM
+ * fails on any splat.
+ */
+static volatile uint64_t hit_word __attribute__((aligned(64)));
+static volatile int hit_stop;
+static volatile pid_t hit_tid;
+
+static void *hit_store(void *arg)
+{
+	uint64_t i = 0;
+
+	hit_tid = gettid();
+	while (!hit_stop)
+		hit_word = i++;
+	return NULL;
+}
+
+TEST(sampling_opens_under_hits)
+{
+	const int rounds = 2000;
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RANGE,
+		.config = PMUCTX_RANGE_DATA_WRITE,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+		.range_start = (uintptr_t)&hit_word,
+		.range_end = (uintptr_t)&hit_word + 8,
+	};
+	int i, fd, leader, opened = 0, refused = 0, counted = 0;
+	uint64_t start = now_ns();
+	pthread_t th;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE))
+		SKIP(return, "no write ranges");
+	if (!range_samples())
+		SKIP(return, "this kernel's range counters do not sample");
+	if (nr_cpus() < 2)
+		SKIP(return, "hits during an open need the storing thread on another CPU");
+	ASSERT_EQ(0, become_nobody());
+	leader = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0, 0, 0, -1);
+	ASSERT_LE(0, leader) TH_LOG("%s", strerror(errno));
+	hit_stop = 0;
+	hit_tid = 0;
+	ASSERT_EQ(0, pthread_create(&th, NULL, hit_store, NULL));
+	while (!hit_tid)
+		sched_yield();
+	for (i = 0; i < rounds && now_ns() - start < 5000000000ULL; i++) {
+		a.sample_period = 1 + i % 5;
+		fd = pmuctx_open_attr(&a, hit_tid, (i & 1) ? leader : -1,
+				      PMUCTX_OPEN_CLOEXEC);
+		if (i & 1) {
+			EXPECT_EQ(-1, fd);
+			if (fd < 0 && errno == EINVAL)
+				refused++;
+			else if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		ASSERT_LE(0, fd) TH_LOG("open %d: %s", i, strerror(errno));
+		opened++;
+		if (pmuctx_read1(fd))
+			counted++;
+		close(fd);
+	}
+	hit_stop = 1;
+	pthread_join(th, NULL);
+	close(leader);
+	TH_LOG("%d opened (%d saw hits before their close), %d refused", opened,
+	       counted, refused);
+	EXPECT_EQ((i + 1) / 2, opened);
+	EXPECT_EQ(i / 2, refused);
+	/* Without hits during opens this test proves nothing. */
+	EXPECT_LT(0, counted);
+}
+
+/*
+ * A setuid exec ends a pid-attached range counter: its task's debug
+ * registers are free at once for the image's debugger (or a privileged
+ * counter), and the counter keeps what it counted before the exec.
+ */
+static volatile uint64_t exec_words[4] __attribute__((aligned(64)));
+
+TEST(setuid_exec_frees_debug_registers)
+{
+	int go[2], ready[2], fd, fd2, status, i;
+	char rfd[16], wfd[16], c;
+	uint64_t before, after;
+	pid_t kid;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	ASSERT_NE(0, helper_hot_word(_metadata));
+	ASSERT_EQ(0, geteuid());
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		if (become_nobody())
+			_exit(100);
+		read_full(go[0], &c, 1);
+		for (i = 0; i < 100; i++)
+			exec_words[i & 3] = i;
+		write_full(ready[1], "s", 1);
+		read_full(go[0], &c, 1);
+		snprintf(rfd, sizeof(rfd), "%d", ready[1]);
+		snprintf(wfd, sizeof(wfd), "%d", go[0]);
+		/* Writes one byte to ready[1], waits for one on go[0]. */
+		execl(helper, "setuid_work", "0", "0", rfd, wfd, (char *)NULL);
+		_exit(101);
+	}
+	/* Four doublewords: every data register the task has. */
+	fd = open_range_on(PMUCTX_RANGE_DATA, exec_words, sizeof(exec_words), 0, kid);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	write_full(go[1], "g", 1);
+	read_full(ready[0], &c, 1);
+	before = pmuctx_read1(fd);
+	write_full(go[1], "x", 1);
+	read_full(ready[0], &c, 1);	/* the setuid image runs */
+	after = pmuctx_read1(fd);
+	fd2 = open_range_on(PMUCTX_RANGE_DATA, exec_words, sizeof(exec_words), 0, kid);
+	EXPECT_LE(0, fd2) TH_LOG("after the setuid exec the registers are still taken: %s",
+				 strerror(errno));
+	EXPECT_LE(100, before);
+	EXPECT_EQ(before, after) TH_LOG("the count changed when the exec ended it");
+	write_full(go[1], "q", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	if (fd2 >= 0)
+		close(fd2);
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include "hostile.h"
 #include "kselftest_harness.h"
@@ -927,6 +928,288 @@ TEST(close_retires_every_clone)
 		sleep_ms(100);
 	}
 	EXPECT_EQ(0, refs) TH_LOG("pmuctx still in use by %d", refs);
+}
+
+/*
+ * A mapped PMU counter closed while its context is loaded: the context
+ * keeps running with no hardware counter, and neither its task nor an
+ * unrelated one on that CPU may read a counter register at EL0 then.
+ */
+TEST(closed_mapped_counter_closes_el0)
+{
+	int go[2], res[2], status, fd;
+	uint64_t val = 0;
+	void *page;
+	pid_t b;
+	char c;
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "no hardware PMU (x86_64 TCG)");
+	ASSERT_EQ(0, become_nobody());
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(res));
+	b = fork();
+	ASSERT_LE(0, b);
+	if (!b) {
+		/* Unrelated to the counter; runs on CPU 0 after the close. */
+		read_full(go[0], &c, 1);
+		c = el0_read_counter(ARM64_CYCLE_IDX, &val) ? 't' : 'r';
+		write_full(res[1], &c, 1);
+		_exit(0);
+	}
+	fd = pmuctx_open_raw(ARM64_CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	page = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	spin_loop(10000);
+	EXPECT_EQ(0, el0_read_counter(ARM64_CYCLE_IDX, &val))
+		TH_LOG("a mapped counter's own task could not read it");
+	munmap(page, 4096);
+	close(fd);
+	/* Still this task's loaded context, now without a PMU counter. */
+	EXPECT_EQ(-1, el0_read_counter(ARM64_CYCLE_IDX, &val))
+		TH_LOG("EL0 read the cycle counter after the close: %llu",
+		       (unsigned long long)val);
+	write_full(go[1], "g", 1);
+	read_full(res[0], &c, 1);
+	EXPECT_EQ('t', c) TH_LOG("an unrelated task read the cycle counter at EL0");
+	waitpid(b, &status, 0);
+}
+
+/*
+ * An open that fails after it hooked its target (a link and an empty
+ * context were made for it) leaves nothing: once the target has been back
+ * to user space, no module reference is left while it lives on.
+ */
+static int open_fails_on(pid_t kid, int how)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_SOFTWARE,
+		.config = PMUCTX_SW_TASK_CLOCK,
+	};
+	int leader, fd;
+
+	if (how == EINVAL) {
+		/* A leader in our own context: the member may not join it. */
+		leader = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0, 0, 0, -1);
+		if (leader < 0)
+			return -2;
+		fd = pmuctx_open_attr(&a, kid, leader, PMUCTX_OPEN_CLOEXEC);
+		close(leader);
+	} else {
+		fd = pmuctx_open_attr(&a, kid, -1, PMUCTX_OPEN_CLOEXEC);
+	}
+	if (fd >= 0) {
+		close(fd);
+		return -3;
+	}
+	return errno;
+}
+
+static int set_max_counters(long v)
+{
+	FILE *f = fopen("/sys/module/pmuctx/parameters/max_counters_per_task", "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) > 0 ? 0 : -1;
+	return fclose(f) ? -1 : ret;
+}
+
+TEST(failed_open_leaves_target_unhooked)
+{
+	int cmd[2], ack[2], status, refs = -1, i, round, err;
+	long limit = max_counters();
+	pid_t kid, opener;
+	char c;
+
+	SELECTED_OR_SKIP();
+	ASSERT_EQ(0, pipe(cmd));
+	ASSERT_EQ(0, pipe(ack));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		/* Idle in read(); each byte brings it back to user space. */
+		while (read(cmd[0], &c, 1) == 1 && c != 'q')
+			write_full(ack[1], &c, 1);
+		_exit(0);
+	}
+	for (round = 0; round < 2; round++) {
+		if (round == 1 && (geteuid() || set_max_counters(0)))
+			break;
+		/*
+		 * From a child of its own: our /dev/pmuctx fd would hold a
+		 * module reference of its own.
+		 */
+		opener = fork();
+		ASSERT_LE(0, opener);
+		if (!opener)
+			_exit(open_fails_on(kid, round ? EMFILE : EINVAL) & 0xff);
+		ASSERT_EQ(opener, waitpid(opener, &status, 0));
+		err = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		if (round == 1)
+			ASSERT_EQ(0, set_max_counters(limit));
+		EXPECT_EQ(round ? EMFILE : EINVAL, err);
+		write_full(cmd[1], "g", 1);
+		read_full(ack[0], &c, 1);
+		for (i = 0; i < 40; i++) {
+			refs = module_refcount();
+			if (!refs)
+				break;
+			sleep_ms(50);
+		}
+		EXPECT_EQ(0, refs) TH_LOG("after a failed open (%s), pmuctx is used by %d",
+					  round ? "EMFILE" : "EINVAL", refs);
+	}
+	write_full(cmd[1], "q", 1);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+}
+
+/*
+ * Spare fork kits and memory cgroups.  A kit is charged to the cgroup of
+ * the task that made it: a spare left by a task of cgroup A may not serve
+ * a fork in cgroup B (B would be charged less than it costs, A for memory
+ * it no longer uses), and a spare nobody takes is dropped within seconds,
+ * so A's charge goes back when its tasks are gone.
+ */
+#define CG_ROOT		"/tmp/pmuctx-cg"
+/* Kits of megabytes: memory.current moves in batches of 64 pages. */
+#define KIT_COUNTERS	8000
+
+static int cg_write(const char *cg, const char *file, const char *val)
+{
+	char path[256];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), CG_ROOT "%s%s/%s", *cg ? "/" : "", cg, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+static long long cg_memory(const char *cg)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), CG_ROOT "/%s/memory.current", cg);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* cgroup2 with the memory controller for A, B and C, or -1. */
+static int cg_setup(void)
+{
+	static const char *const names[] = { "A", "B", "C" };
+	char path[64];
+	unsigned int i;
+
+	mkdir(CG_ROOT, 0755);
+	if (mount("none", CG_ROOT, "cgroup2", 0, NULL) && errno != EBUSY)
+		return -1;
+	if (cg_write("", "cgroup.subtree_control", "+memory"))
+		return -1;
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), CG_ROOT "/%s", names[i]);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * In cgroup @cg, on CPU 0: open KIT_COUNTERS inherited counters, fork a
+ * child that exits at once (its unused kit becomes CPU 0's spare), and
+ * report what the fork cost @cg (parent's refill and child's kit).
+ */
+static int kit_fds[KIT_COUNTERS];
+
+static long long kit_fork_in(const char *cg)
+{
+	int res[2], *fds = kit_fds, i, status;
+	long long delta = -1, m0;
+	pid_t p, kid;
+
+	if (pipe(res))
+		return -1;
+	p = fork();
+	if (p < 0)
+		return -1;
+	if (!p) {
+		pin_to_cpu(0);
+		if (cg_write(cg, "cgroup.procs", "0"))
+			_exit(1);
+		for (i = 0; i < KIT_COUNTERS; i++)
+			fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		m0 = cg_memory(cg);
+		kid = fork();
+		if (!kid)
+			_exit(0);
+		waitpid(kid, &status, 0);
+		delta = cg_memory(cg) - m0;
+		write_full(res[1], &delta, sizeof(delta));
+		for (i = 0; i < KIT_COUNTERS; i++)
+			close(fds[i]);
+		_exit(0);
+	}
+	read_full(res[0], &delta, sizeof(delta));
+	waitpid(p, &status, 0);
+	close(res[0]);
+	close(res[1]);
+	return delta;
+}
+
+TEST(spare_kits_stay_in_their_memory_cgroup)
+{
+	long long in_c, in_b, a_base, a_left;
+	long limit = max_counters();
+
+	SELECTED_OR_SKIP();
+	if (geteuid() || cg_setup())
+		SKIP(return, "no cgroup2 memory controller here (%s)", strerror(errno));
+	raise_nofile(_metadata, KIT_COUNTERS + 64);
+	ASSERT_EQ(0, set_max_counters(KIT_COUNTERS + 16));
+	/*
+	 * What a fork costs with no foreign spare about (after a first run:
+	 * the first one measured a kit more, in every cgroup, with or without
+	 * spare kits).
+	 */
+	kit_fork_in("C");
+	sleep_ms(2500);
+	in_c = kit_fork_in("C");
+	/* A's spare, left alone: dropped within seconds. */
+	sleep_ms(2500);
+	a_base = cg_memory("A");
+	kit_fork_in("A");
+	sleep_ms(2500);
+	a_left = cg_memory("A") - a_base;
+	/* A's spare, then at once a fork in B: B pays for its own kits. */
+	kit_fork_in("A");
+	in_b = kit_fork_in("B");
+	ASSERT_EQ(0, set_max_counters(limit));
+	TH_LOG("a fork with %d inherited counters costs %lld bytes in C, %lld in B right after A's; A keeps %lld",
+	       KIT_COUNTERS, in_c, in_b, a_left);
+	ASSERT_LT(0, in_c);
+	EXPECT_LE(in_c * 3 / 4, in_b) TH_LOG("B's fork used A's spare kit");
+	/*
+	 * A fork costs two kits (the parent's refill, the child's own); a
+	 * spare left in A is one.  What else A keeps (charges still in
+	 * per-CPU batches of 64 pages) is far less than half a kit.
+	 */
+	EXPECT_GE(in_c / 4, a_left) TH_LOG("A stays charged for a kit nobody uses");
 }
 
 TEST_HARNESS_MAIN
