@@ -1190,12 +1190,16 @@ TEST(range_hits_while_counters_are_opened_and_fail)
 			yields0 = __atomic_load_n(&h.yields, __ATOMIC_ACQUIRE);
 			while (__atomic_load_n(&h.yields, __ATOMIC_ACQUIRE) < yields0 + 2)
 				sched_yield();
-			v = pmuctx_read1(fd);
+			/* Samples first: every period-th hit of those counted after. */
 			ov = overflows_of(fd);
+			v = pmuctx_read1(fd);
 			ASSERT_NE(UINT64_MAX, ov);
 			EXPECT_LT(0, v) TH_LOG("open %d counted nothing", i);
 			EXPECT_LT(0, ov) TH_LOG("open %d: %llu hits, no sample", i,
 						(unsigned long long)v);
+			EXPECT_GE(v / (1 + i % 4), ov) TH_LOG("open %d: %llu samples of %llu hits, period %d",
+							      i, (unsigned long long)ov,
+							      (unsigned long long)v, 1 + i % 4);
 			hits += v;
 			samples += ov;
 			checked++;
@@ -1242,9 +1246,12 @@ TEST(range_hits_while_counters_are_opened_and_fail)
 		sched_yield();
 	h.stop = 1;
 	ASSERT_EQ(0, pthread_join(th, NULL));
+	/* Its hits were folded at its exit: they and the samples stay. */
 	v = pmuctx_read1(fd);
+	ov = overflows_of(fd);
 	EXPECT_LT(0, v);
-	EXPECT_LT(0, overflows_of(fd));
+	EXPECT_LT(0, ov);
+	EXPECT_GE(v, ov);
 	ASSERT_EQ(0, close(fd));
 	ASSERT_EQ(0, close(leader));
 	TH_LOG("%ld opens (%ld with stores during the open), %ld checked: %llu hits, %llu samples; %ld EBUSY, %ld foreign-leader EINVAL; %lu stores; %ld retries for registers a failed open still held",
