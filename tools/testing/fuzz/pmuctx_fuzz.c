@@ -2771,12 +2771,17 @@ static void storm_close(struct storm *st, int i)
 	struct storm_fd *f = &st->f[i];
 	struct pmuctx_samples_read rq = { .size = sizeof(rq) };
 	struct pmuctx_ctx_stats cs = { .size = sizeof(cs) };
+	bool sampled = false;
 	uint64_t v = 0;
 
-	if (f->period && !ioctl(f->fd, PMUCTX_IOC_SAMPLES, &rq))
-		ev_add(f->range ? EV_RANGE_OVERFLOWS : EV_PMU_OVERFLOWS, rq.overflows);
-	else if (f->period)
-		viol(st->s, "storm: SAMPLES on a sampling counter: %s", ename(errno));
+	/* The samples first: the hits read after include theirs. */
+	if (f->period) {
+		sampled = !ioctl(f->fd, PMUCTX_IOC_SAMPLES, &rq);
+		if (sampled)
+			ev_add(f->range ? EV_RANGE_OVERFLOWS : EV_PMU_OVERFLOWS, rq.overflows);
+		else
+			viol(st->s, "storm: SAMPLES on a sampling counter: %s", ename(errno));
+	}
 	if (f->hw && f->on >= 0 && !ioctl(f->fd, PMUCTX_IOC_STATS, &cs) &&
 	    cs.rotations > st->rotations[f->on])
 		st->rotations[f->on] = cs.rotations;
@@ -2794,6 +2799,11 @@ static void storm_close(struct storm *st, int i)
 	} else if (f->range && read(f->fd, &v, 8) == 8) {
 		ev_add(EV_RANGE_HITS, v);
 	}
+	/* Every period-th hit a sample, over the family (uapi.rst, ranges.rst). */
+	if (f->range && sampled && rq.overflows > v / f->period)
+		viol(st->s, "storm: range counter (fd %d, config %#llx, period %llu): %llu samples of %llu hits",
+		     f->fd, (unsigned long long)f->config, (unsigned long long)f->period,
+		     (unsigned long long)rq.overflows, (unsigned long long)v);
 	if (close(f->fd))
 		viol(st->s, "storm: close: %s", ename(errno));
 	if (f->on >= 0)
