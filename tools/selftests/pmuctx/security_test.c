@@ -1212,4 +1212,35 @@ TEST(spare_kits_stay_in_their_memory_cgroup)
 	EXPECT_GE(in_c / 4, a_left) TH_LOG("A stays charged for a kit nobody uses");
 }
 
+/*
+ * The cookies PMUCTX_IOC_STATS shows say whether two contexts are of one
+ * family, and nothing of how many contexts and changes the machine made
+ * meanwhile: two changes in a row of one context no longer read as
+ * neighbouring values of one sequence (they differed by 4 before).
+ */
+TEST(stats_cookies_reveal_no_sequence)
+{
+	struct pmuctx_ctx_stats st1, st2;
+	int fd, fd2, close_ones = 0, i;
+
+	SELECTED_OR_SKIP();
+	for (i = 0; i < 8; i++) {
+		fd = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ctx_stats(fd, &st1));
+		fd2 = open_sw_on(PMUCTX_SW_PAGE_FAULTS, 0, 0, 0);
+		ASSERT_LE(0, fd2);
+		ASSERT_EQ(0, ctx_stats(fd, &st2));
+		EXPECT_NE(0, st1.generation);
+		EXPECT_NE(st1.generation, st2.generation);
+		if (st2.generation > st1.generation &&
+		    st2.generation - st1.generation < 4096)
+			close_ones++;
+		close(fd2);
+		close(fd);
+	}
+	EXPECT_GT(4, close_ones) TH_LOG("%d of 8 changes took the next cookie of a sequence",
+					close_ones);
+}
+
 TEST_HARNESS_MAIN
