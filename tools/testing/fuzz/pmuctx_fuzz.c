@@ -2452,21 +2452,6 @@ static void *spinner_main(void *arg)
 	return NULL;
 }
 
-/*
- * Threads a worker's threads create inherit their counters (INHERIT):
- * storm threads that must start with an empty context are created by the
- * spawner, a thread no counter is ever opened on.
- */
-struct spawn_req {
-	pthread_t *th;
-	void *(*fn)(void *);
-	void *arg;
-	int ret;
-};
-
-static int spawn_rq[2] = { -1, -1 }, spawn_ack[2] = { -1, -1 };
-static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static int create_thread(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t at;
@@ -2479,13 +2464,60 @@ static int create_thread(pthread_t *th, void *(*fn)(void *), void *arg)
 	return ret;
 }
 
+/*
+ * A storm runs in a process of its own, forked by the spawner, a thread no
+ * counter is ever opened on: threads inherit their creator's INHERIT
+ * counters, so the storm's start with empty contexts; and no fork of the
+ * worker's copies the storm's counter fds (a sleeper holding a counter
+ * the storm closed would keep it in its context, and its registers).
+ */
+struct storm_req {
+	void (*fn)(struct stream *s);
+	struct stream s;
+};
+
+static int spawn_rq[2] = { -1, -1 }, spawn_ack[2] = { -1, -1 };
+static pthread_mutex_t spawn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+/*
+ * The storm process: only the spawner's thread was copied, and locks other
+ * threads held may be copied held: it takes none of the worker's.
+ */
+static void __attribute__((noreturn)) storm_process(struct storm_req *rq)
+{
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(opt_seconds + 60);
+	/* Nothing of the worker's counters but /dev/pmuctx. */
+	for (i = 0; i < NMAPS; i++)
+		if (W.maps[i])
+			munmap(W.maps[i], W.maplen[i]);
+	if (W.dev > 3)
+		syscall(SYS_close_range, 3, W.dev - 1, 0);
+	syscall(SYS_close_range, W.dev + 1, ~0U, 0);
+	rq->fn(&rq->s);
+	_exit(0);
+}
+
 static void *spawner_main(void *unused)
 {
-	struct spawn_req *rq;
+	struct storm_req *rq;
+	int status;
+	pid_t p;
 
 	(void)unused;
 	while (read(spawn_rq[0], &rq, sizeof(rq)) == sizeof(rq)) {
-		rq->ret = create_thread(rq->th, rq->fn, rq->arg);
+		p = fork();
+		if (p == 0)
+			storm_process(rq);
+		/* A reap op of another thread may take it first: then it is noted. */
+		while (p > 0 && waitpid(p, &status, __WALL) < 0 && errno == EINTR)
+			;
 		if (write(spawn_ack[1], &rq, sizeof(rq)) != sizeof(rq))
 			break;
 	}
@@ -2505,30 +2537,37 @@ static void spawner_setup(void)
 	pthread_detach(th);
 }
 
-/* A thread with no counters (@clean), or with this thread's inherited ones. */
-static int spawn_thread(pthread_t *th, void *(*fn)(void *), void *arg, bool clean)
+/* Past the deadline a storm winds down: its rounds stop, its counters close. */
+static bool storm_late(void)
 {
-	struct spawn_req r = { .th = th, .fn = fn, .arg = arg, .ret = EAGAIN }, *rp = &r;
-	int ret = EAGAIN;
+	return now() > deadline || (sh && sh->stop);
+}
 
-	if (!clean)
-		return create_thread(th, fn, arg);
-	if (spawn_rq[1] < 0)
-		return EAGAIN;
+/* Run storm @fn in a storm process, on a stream drawn from @s; wait for it. */
+static void run_storm(struct stream *s, void (*fn)(struct stream *s))
+{
+	struct storm_req r = { .fn = fn, .s = *s }, *rp = &r;
+
+	r.s.rng = rnd(s);
+	r.s.opno = 0;
+	snprintf(r.s.tag, sizeof(r.s.tag), "%.30s.S%lu", s->tag, s->opno);
+	if (spawn_rq[1] < 0 || storm_late())
+		return;
+	if (opt_verbose)
+		say("[%s #%lu] storm %s", s->tag, s->opno, r.s.tag);
 	pthread_mutex_lock(&spawn_lock);
-	if (write(spawn_rq[1], &rp, sizeof(rp)) == sizeof(rp) &&
-	    read(spawn_ack[0], &rp, sizeof(rp)) == sizeof(rp))
-		ret = r.ret;
+	if (write(spawn_rq[1], &rp, sizeof(rp)) != sizeof(rp) ||
+	    read(spawn_ack[0], &rp, sizeof(rp)) != sizeof(rp))
+		spawn_rq[1] = -1;	/* the spawner is gone: no more storms */
 	pthread_mutex_unlock(&spawn_lock);
-	return ret;
 }
 
 /*
  * Start @sp; false if no thread (then it is not running).  Pinned to @cpu
- * unless it is -1; created empty (@clean) or inheriting ours.
+ * unless it is -1.  It inherits what its creator's INHERIT counters.
  */
 static bool spinner_start(struct stream *s, struct spinner *sp, int mode, int cpu,
-			  unsigned long period, int idx, bool clean, int map_fd)
+			  unsigned long period, int idx, int map_fd)
 {
 	int ret;
 
@@ -2539,7 +2578,7 @@ static bool spinner_start(struct stream *s, struct spinner *sp, int mode, int cp
 	sp->cpu = cpu;
 	sp->period = period;
 	sp->map_fd = map_fd;
-	ret = spawn_thread(&sp->th, spinner_main, sp, clean);
+	ret = create_thread(&sp->th, spinner_main, sp);
 	if (ret) {
 		sp->tid = 0;
 		return false;
@@ -2586,13 +2625,10 @@ static pid_t storm_child(unsigned long *touches, bool exec, bool forks)
 	unsigned long n = 0;
 	pid_t p;
 
-	pthread_rwlock_wrlock(&fork_lock);
 	p = fork();
 	if (p)
-		pthread_rwlock_unlock(&fork_lock);
-	if (p)
 		return p;
-	child_setup();
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	alarm(30);
 	for (;;) {
 		storm_touch();
@@ -2644,9 +2680,7 @@ static void storm_kill_child(pid_t p)
 	if (p <= 0)
 		return;
 	kill(p, SIGKILL);
-	/* A reap op of another thread may take it first: then it is noted. */
-	if (waitpid(p, &status, __WALL) == p)
-		note_dead(p, status);
+	waitpid(p, &status, __WALL);
 }
 
 #define STORM_FDS	96
@@ -2870,12 +2904,6 @@ static int storm_range(struct stream *s, struct pmuctx_attr *a, int word, bool t
 	return two && (word & 7) < 7 ? 2 : 1;
 }
 
-/* Past the deadline a storm winds down: its rounds stop, its counters close. */
-static bool storm_late(void)
-{
-	return now() > deadline || (sh && sh->stop);
-}
-
 static const uint64_t storm_periods[] = { 0, 1, 1, 2, 3, 7, 64, 1000 };
 
 /* A period from the stream (@nonzero: never 0), as --no-sampling etc. allow. */
@@ -2940,7 +2968,7 @@ static void op_rangestorm(struct stream *s)
 	nregs = info_range_data_nr ? info_range_data_nr : 4;
 	st.nsp = 2;
 	for (i = 0; i < st.nsp; i++)
-		if (!spinner_start(s, &st.sp[i], SPIN_TOUCH, -1, 0, i, true, -1))
+		if (!spinner_start(s, &st.sp[i], SPIN_TOUCH, -1, 0, i, -1))
 			st.nsp = i;
 	if (st.nsp < 2) {
 		storm_end(&st, false);
@@ -3075,8 +3103,8 @@ static void op_pmustorm(struct stream *s)
 	}
 	st.nsp = 2;
 	if (!spinner_start(s, &st.sp[0], chance(s, 70) ? SPIN_SELFMAP : SPIN_TOUCH, -1,
-			   storm_period(s, true, false), 0, true, -1) ||
-	    !spinner_start(s, &st.sp[1], SPIN_TOUCH, -1, 0, 1, true, -1)) {
+			   storm_period(s, true, false), 0, -1) ||
+	    !spinner_start(s, &st.sp[1], SPIN_TOUCH, -1, 0, 1, -1)) {
 		st.nsp = st.sp[0].tid ? 1 : 0;
 		storm_end(&st, false);
 		return;
@@ -3229,8 +3257,8 @@ static void *family_main(void *arg)
 		fr->fam_fd = st->f[i].fd;
 		/* Two clones of the family on one CPU: each switch a swap. */
 		i = fr->mapped ? fr->fam_fd : -1;
-		spinner_start(fr->s, &st->sp[0], SPIN_PINGPONG, fr->cpu, 0, 0, false, i);
-		spinner_start(fr->s, &st->sp[1], SPIN_PINGPONG, fr->cpu, 0, 1, false, i);
+		spinner_start(fr->s, &st->sp[0], SPIN_PINGPONG, fr->cpu, 0, 0, i);
+		spinner_start(fr->s, &st->sp[1], SPIN_PINGPONG, fr->cpu, 0, 1, i);
 	}
 	__atomic_store_n(&fr->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&fr->stop, __ATOMIC_ACQUIRE))
@@ -3281,7 +3309,7 @@ static void op_swapstorm(struct stream *s)
 		}
 		fr.fa.flags |= PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_THREAD;
 		root_first = chance(s, 50);
-		if (spawn_thread(&root, family_main, &fr, true))
+		if (create_thread(&root, family_main, &fr))
 			break;
 		while (!__atomic_load_n(&fr.ready, __ATOMIC_ACQUIRE))
 			sched_yield();
@@ -3414,9 +3442,9 @@ static void run_ops(struct stream *s, unsigned long n, bool budget)
 		case OP_EXEC: op_exec(s); break;
 		case OP_AFFINITY: op_affinity(s); break;
 		/* storms take long: none starts past the deadline */
-		case OP_RANGESTORM: if (!storm_late()) op_rangestorm(s); break;
-		case OP_PMUSTORM: if (!storm_late()) op_pmustorm(s); break;
-		case OP_SWAPSTORM: if (!storm_late()) op_swapstorm(s); break;
+		case OP_RANGESTORM: run_storm(s, op_rangestorm); break;
+		case OP_PMUSTORM: run_storm(s, op_pmustorm); break;
+		case OP_SWAPSTORM: run_storm(s, op_swapstorm); break;
 		default: op_work(s); break;
 		}
 	}
