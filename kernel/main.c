@@ -6,7 +6,7 @@
 #include <linux/errno.h>
 #include "pmuctx.h"
 
-/* NULL when only software counters are offered (x86 for now). */
+/* NULL when only software counters are offered (no usable PMU). */
 const struct pmuctx_hw_desc *pmuctx_hw;
 
 static int __init pmuctx_probe_hw(void)
@@ -16,6 +16,15 @@ static int __init pmuctx_probe_hw(void)
 
 	if (err == -ENODEV) {
 		pr_info("no PMUv3 found, software counters only\n");
+		return 0;
+	}
+	return err;
+#elif defined(CONFIG_X86)
+	int err = pmuctx_perfmon_probe(&pmuctx_hw);
+
+	/* Stock QEMU TCG, AMD, perfmon before version 2: never a failure. */
+	if (err == -ENODEV) {
+		pr_info("no Intel architectural perfmon v2, software counters only\n");
 		return 0;
 	}
 	return err;

@@ -924,6 +924,9 @@ void pmuctx_dev_unregister(void);
 #ifdef CONFIG_ARM64
 int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc);
 #endif
+#ifdef CONFIG_X86
+int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc);
+#endif
 
 #ifdef PMUCTX_PLANT
 int pmuctx_plant_bugs(void);

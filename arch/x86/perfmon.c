@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Intel architectural performance monitoring backend, version 2 and later:
+ * general counters (IA32_PMCx, IA32_PERFEVTSELx), fixed counters
+ * (IA32_FIXED_CTR0-2, IA32_FIXED_CTR_CTRL) and the global control, status
+ * and overflow registers.  Register layouts from the Intel SDM, volume 3B,
+ * "Architectural Performance Monitoring".  AMD's PerfCtrCore has no test
+ * venue: AMD CPUs (and every CPU without CPUID leaf 0AH version 2) get
+ * software counters only.
+ *
+ * Ownership: the general counters are reserved from the kernel's NMI
+ * counter reservation (the one perf's driver and the NMI watchdog use),
+ * all or nothing, from load to unload (Documentation/design.rst says why).
+ * While pmuctx holds them perf's hardware events fail with EBUSY and perf
+ * leaves the fixed counters and IA32_PERF_GLOBAL_CTRL alone; when perf or
+ * the watchdog holds them, the module loads with software counters and
+ * every hardware open fails with EBUSY.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/cpuhotplug.h>
+#include <linux/errno.h>
+#include <linux/irq_work.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <asm/apic.h>
+#include <asm/cpufeature.h>
+#include <asm/msr.h>
+#include <asm/nmi.h>
+#include <asm/perf_event.h>
+#include <asm/processor.h>
+#include "pmuctx.h"
+
+/*
+ * Slots (ctx->slots, ctx->used_mask): general counter n is slot n, fixed
+ * counter n is slot PERFMON_FIXED_SLOT + n.  In IA32_PERF_GLOBAL_CTRL and
+ * _STATUS the fixed counters start at bit 32.
+ */
+#define PERFMON_MAX_GENERAL	16
+#define PERFMON_MAX_FIXED	3
+#define PERFMON_FIXED_SLOT	16
+#define PERFMON_GLOBAL_FIXED	32
+
+/* Event encodings as in IA32_PERFEVTSELx: event | umask << 8. */
+#define PERFMON_EVENT_MASK	(ARCH_PERFMON_EVENTSEL_EVENT | \
+				 ARCH_PERFMON_EVENTSEL_UMASK)
+#define EV_CORE_CYCLES		0x003c
+#define EV_INST_RETIRED		0x00c0
+#define EV_REF_CYCLES		0x013c
+/* Not an event a general counter counts: fixed counter 2's own encoding. */
+#define EV_FIXED_REF_CYCLES	0x0300
+
+/* IA32_FIXED_CTR_CTRL: four bits per fixed counter. */
+#define FIXED_CTRL_OS		BIT_ULL(0)
+#define FIXED_CTRL_USR		BIT_ULL(1)
+#define FIXED_CTRL_PMI		BIT_ULL(3)
+#define FIXED_CTRL_BITS		4
+
+/* IA32_PERF_CAPABILITIES.FW_WRITE: full-width writes through IA32_A_PMCx. */
+#define PERF_CAP_FULL_WIDTH	BIT_ULL(13)
+
+/*
+ * Periods below 2^31: a legacy IA32_PMCx write takes bits 31:0 sign
+ * extended, which is how a start value of 2^width - period gets there
+ * without full-width writes.
+ */
+#define PERFMON_MAX_PERIOD	BIT_ULL(31)
+
+/* As arm64's: past this many PMIs a jiffy, re-arm at least 2^20 ahead. */
+#define PERFMON_THROTTLE_EVENTS	BIT_ULL(20)
+static unsigned int perfmon_max_pmis_per_tick = 64;
+module_param_named(max_pmis_per_tick, perfmon_max_pmis_per_tick, uint, 0644);
+MODULE_PARM_DESC(max_pmis_per_tick,
+		 "x86: PMU overflow NMIs per CPU and jiffy before samples are throttled");
+
+/* CPUID.0AH:EBX bit n says architectural event n is unavailable. */
+static const u16 perfmon_arch_events[] = {
+	EV_CORE_CYCLES, EV_INST_RETIRED, EV_REF_CYCLES,
+	0x4f2e,		/* LLC references */
+	0x412e,		/* LLC misses */
+	0x00c4,		/* branch instructions retired */
+	0x00c5,		/* branch misses retired */
+};
+
+/*
+ * This CPU's PMU.  @ctrl: IA32_PERF_GLOBAL_CTRL as the loaded context
+ * wants it, written to the register unless @paused; @fixed_ctrl: the
+ * value of IA32_FIXED_CTR_CTRL.  Both are written with IRQs off on this
+ * CPU only (load, unload, program, pause, resume), never from the NMI.
+ *
+ * The rest is the NMI's hand-off to perfmon_pmi_work(): the NMI writes
+ * it, the irq_work on the same CPU reads it under @regs_seq (odd while
+ * the NMI writes).
+ */
+struct perfmon_cpu {
+	u64 ctrl;
+	u64 fixed_ctrl;
+	bool paused;
+	unsigned long jiffy;
+	unsigned int pmis;
+	unsigned int regs_seq;
+	struct pmuctx_context *regs_ctx;
+	struct task_struct *regs_task;
+	u64 regs_ctx_seq;
+	struct pt_regs regs;
+	struct irq_work work;
+};
+
+static DEFINE_PER_CPU(struct perfmon_cpu, perfmon_cpu);
+
+static struct pmuctx_hw_desc perfmon_desc;
+static u64 perfmon_width_mask;		/* both widths are 48 bits on v2 */
+static u64 perfmon_fixed_width_mask;
+static u64 perfmon_all_global;		/* our bits of GLOBAL_CTRL/STATUS */
+static bool perfmon_full_width;
+static bool perfmon_reserved;
+static bool perfmon_nmi_registered;
+static enum cpuhp_state perfmon_hp_state = CPUHP_INVALID;
+
+static __always_inline bool perfmon_is_fixed(int slot)
+{
+	return slot >= PERFMON_FIXED_SLOT;
+}
+
+static __always_inline u64 perfmon_mask(int slot)
+{
+	return perfmon_is_fixed(slot) ? perfmon_fixed_width_mask :
+					perfmon_width_mask;
+}
+
+/* The GLOBAL_CTRL/STATUS bits of the slots in @used. */
+static __always_inline u64 perfmon_global_bits(unsigned long used)
+{
+	u64 general = used & GENMASK(PERFMON_FIXED_SLOT - 1, 0);
+	u64 fixed = (used >> PERFMON_FIXED_SLOT) &
+		    GENMASK(PERFMON_MAX_FIXED - 1, 0);
+
+	return general | fixed << PERFMON_GLOBAL_FIXED;
+}
+
+/* Kernel mode may always RDPMC; ECX bit 30 selects the fixed counters. */
+static __always_inline u64 perfmon_read_counter(int slot)
+{
+	return native_read_pmc(perfmon_is_fixed(slot) ?
+			       BIT(30) | (slot - PERFMON_FIXED_SLOT) : slot);
+}
+
+static void perfmon_write_counter(int slot, u64 val)
+{
+	if (perfmon_is_fixed(slot))
+		wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR0 + slot - PERFMON_FIXED_SLOT,
+		       val & perfmon_fixed_width_mask);
+	else if (perfmon_full_width)
+		wrmsrl(MSR_IA32_PMC0 + slot, val & perfmon_width_mask);
+	else	/* bits 31:0, sign-extended by the CPU (PERFMON_MAX_PERIOD) */
+		wrmsrl(MSR_ARCH_PERFMON_PERFCTR0 + slot, lower_32_bits(val));
+}
+
+static void perfmon_set_ctrl(struct perfmon_cpu *pc, u64 ctrl)
+{
+	pc->ctrl = ctrl;
+	if (!pc->paused)
+		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, ctrl);
+}
+
+static void perfmon_set_fixed_ctrl(struct perfmon_cpu *pc, u64 val)
+{
+	if (val == pc->fixed_ctrl)
+		return;
+	pc->fixed_ctrl = val;
+	wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, val);
+}
+
+/* The raw value that overflows after @left more events. */
+static __always_inline u64 perfmon_start_value(int slot, u64 left)
+{
+	return left ? (perfmon_mask(slot) - left + 1) & perfmon_mask(slot) : 0;
+}
+
+static bool perfmon_event_supported(u64 event)
+{
+	unsigned int i;
+
+	if (event == EV_FIXED_REF_CYCLES)
+		return perfmon_desc.nr_fixed > 2;
+	for (i = 0; i < ARRAY_SIZE(perfmon_arch_events); i++)
+		if (event == perfmon_arch_events[i])
+			return perfmon_desc.hw_events[0] & BIT_ULL(i);
+	/* Model-specific: the CPU takes any code (and may count nothing). */
+	return true;
+}
+
+static int perfmon_event_init(struct pmuctx_counter *c)
+{
+	const struct pmuctx_attr *attr = &c->attr;
+	u64 event;
+
+	if (!perfmon_reserved) {
+		pr_warn_ratelimited("hardware counters are held by perf or the NMI watchdog: boot with nmi_watchdog=0, end perf's hardware events, then reload pmuctx\n");
+		return -EBUSY;
+	}
+	if (attr->type == PMUCTX_TYPE_HARDWARE)
+		event = attr->config == PMUCTX_HW_CPU_CYCLES ?
+			EV_CORE_CYCLES : EV_INST_RETIRED;
+	else
+		event = attr->config;
+	/* EDGE, INV, CMASK, ANY and the rest are not offered. */
+	if (event & ~PERFMON_EVENT_MASK)
+		return -EINVAL;
+	if (!perfmon_event_supported(event))
+		return -ENOENT;
+	if (attr->sample_period > PERFMON_MAX_PERIOD)
+		return -EINVAL;
+	/* Without the overflow NMI a period could never be reported. */
+	if (attr->sample_period &&
+	    !(perfmon_desc.features & PMUCTX_FEAT_OVERFLOW))
+		return -EOPNOTSUPP;
+	c->hw_config = event;
+	if (!(attr->flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
+		c->hw_config |= ARCH_PERFMON_EVENTSEL_OS;
+	if (!(attr->flags & PMUCTX_ATTR_EXCLUDE_USER))
+		c->hw_config |= ARCH_PERFMON_EVENTSEL_USR;
+	if (attr->sample_period)
+		c->hw_config |= ARCH_PERFMON_EVENTSEL_INT;
+	return 0;
+}
+
+/*
+ * Instructions, core cycles and reference cycles prefer their fixed
+ * counter; everything else (and they, when it is taken) the lowest free
+ * general counter.  Fixed counter 2's own encoding has no general one.
+ */
+static int perfmon_slot_pick(unsigned long used, const struct pmuctx_counter *c)
+{
+	unsigned long free = ~used & GENMASK(perfmon_desc.nr_general - 1, 0);
+	u64 event = c->hw_config & PERFMON_EVENT_MASK;
+	int fixed = -1;
+
+	if (event == EV_INST_RETIRED)
+		fixed = 0;
+	else if (event == EV_CORE_CYCLES)
+		fixed = 1;
+	else if (event == EV_REF_CYCLES || event == EV_FIXED_REF_CYCLES)
+		fixed = 2;
+	if (fixed >= 0 && fixed < perfmon_desc.nr_fixed &&
+	    !test_bit(PERFMON_FIXED_SLOT + fixed, &used))
+		return PERFMON_FIXED_SLOT + fixed;
+	if (event == EV_FIXED_REF_CYCLES)
+		return -ENOSPC;
+	return free ? __ffs(free) : -ENOSPC;
+}
+
+/* IA32_FIXED_CTR_CTRL's field for @c on fixed counter @n. */
+static u64 perfmon_fixed_field(const struct pmuctx_counter *c, int n)
+{
+	u64 f = 0;
+
+	if (c->hw_config & ARCH_PERFMON_EVENTSEL_OS)
+		f |= FIXED_CTRL_OS;
+	if (c->hw_config & ARCH_PERFMON_EVENTSEL_USR)
+		f |= FIXED_CTRL_USR;
+	if (c->hw_config & ARCH_PERFMON_EVENTSEL_INT)
+		f |= FIXED_CTRL_PMI;
+	return f << (n * FIXED_CTRL_BITS);
+}
+
+/*
+ * Program @c's start value and, for a general counter, its event select
+ * (enabled: IA32_PERF_GLOBAL_CTRL gates it).  Returns its fixed-control
+ * field (0 for a general counter).
+ */
+static u64 perfmon_program_one(struct pmuctx_counter *c)
+{
+	int slot = c->hw_idx;
+
+	c->hw_prev = unlikely(c->attr.sample_period) ?
+		     perfmon_start_value(slot, c->period_left) : 0;
+	perfmon_write_counter(slot, c->hw_prev);
+	if (perfmon_is_fixed(slot))
+		return perfmon_fixed_field(c, slot - PERFMON_FIXED_SLOT);
+	wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + slot,
+	       c->hw_config | ARCH_PERFMON_EVENTSEL_ENABLE);
+	return 0;
+}
+
+/*
+ * A sampling counter's periods that elapsed in @delta more events: account
+ * them and re-arm, as the arm64 backend does.  @regs: where the overflow
+ * NMI found the task, or NULL, when a sample records where the task was in
+ * user space.
+ */
+static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
+					  struct pt_regs *regs, u64 arm_floor,
+					  u64 delta)
+{
+	u64 period = c->attr.sample_period, n;
+
+	if (!regs && current->mm)
+		regs = task_pt_regs(current);
+
+	if (delta < c->period_left) {
+		c->period_left -= delta;
+		return;
+	}
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	c->period_left = period - (delta - (n - 1) * period);
+	/* Armed further ahead when throttled: @period_left stays exact. */
+	c->hw_prev = perfmon_start_value(c->hw_idx,
+					 min(max(c->period_left, arm_floor),
+					     PERFMON_MAX_PERIOD));
+	perfmon_write_counter(c->hw_idx, c->hw_prev);
+	pmuctx_counter_overflowed(c, regs, n);
+}
+
+/*
+ * Bring every counter of @ctx up to date: deltas modulo the counter width
+ * (48 bits on version 2), so a wrap between two folds costs nothing as
+ * long as a fold comes before a second wrap (2^48 events: 78 hours at
+ * 1 GHz; a sampling counter is folded at each of its overflows).
+ */
+static void perfmon_fold_slots(struct pmuctx_context *ctx,
+			       struct pt_regs *regs, u64 arm_floor)
+{
+	unsigned long used = ctx->used_mask;
+	struct pmuctx_counter *c;
+	u64 raw, delta;
+	int slot;
+
+	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
+		c = ctx->slots[slot];
+		if (WARN_ON_ONCE(!c))
+			continue;
+		raw = perfmon_read_counter(slot);
+		delta = (raw - c->hw_prev) & perfmon_mask(slot);
+		c->hw_count += delta;
+		c->hw_prev = raw;
+		if (unlikely(c->attr.sample_period))
+			perfmon_fold_periods(c, regs, arm_floor, delta);
+	}
+}
+
+static void perfmon_fold(struct pmuctx_context *ctx)
+{
+	perfmon_fold_slots(ctx, NULL, 0);
+}
+
+/*
+ * Every counter of the context programmed, then all of them started by
+ * one IA32_PERF_GLOBAL_CTRL write.
+ */
+static void perfmon_load(struct pmuctx_context *ctx)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	unsigned long used = ctx->used_mask;
+	u64 fixed = 0;
+	int slot;
+
+	/* Only a loaded context starts counters; its unload stopped them. */
+	if (PMUCTX_CHECK_INVARIANTS)
+		WARN_ON_ONCE(pc->ctrl);
+	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
+		if (WARN_ON_ONCE(!ctx->slots[slot]))
+			continue;
+		fixed |= perfmon_program_one(ctx->slots[slot]);
+	}
+	perfmon_set_fixed_ctrl(pc, fixed);
+	perfmon_set_ctrl(pc, perfmon_global_bits(used));
+}
+
+/*
+ * One IA32_PERF_GLOBAL_CTRL write stops every counter, then the fold.
+ * Their overflow bits are acknowledged: the next context starts clean.
+ * The counts stay in the registers: no task may RDPMC (CR4.PCE is the
+ * kernel's, and pmuctx offers no self-read on x86 yet).
+ */
+static void perfmon_unload(struct pmuctx_context *ctx)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+
+	perfmon_set_ctrl(pc, 0);
+	perfmon_fold_slots(ctx, NULL, 0);
+	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
+	       perfmon_global_bits(ctx->used_mask));
+}
+
+static void perfmon_program(struct pmuctx_context *ctx,
+			    struct pmuctx_counter *c, bool on)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	int slot = c->hw_idx;
+	u64 bit = perfmon_global_bits(BIT(slot)), field;
+
+	if (on) {
+		if (ctx->slots[slot] != c)
+			return;
+		field = perfmon_program_one(c);
+		if (perfmon_is_fixed(slot)) {
+			field |= pc->fixed_ctrl &
+				 ~(GENMASK_ULL(FIXED_CTRL_BITS - 1, 0) <<
+				   ((slot - PERFMON_FIXED_SLOT) * FIXED_CTRL_BITS));
+			perfmon_set_fixed_ctrl(pc, field);
+		}
+		perfmon_set_ctrl(pc, pc->ctrl | bit);
+	} else if (!test_bit(slot, &ctx->used_mask)) {
+		perfmon_set_ctrl(pc, pc->ctrl & ~bit);
+		if (perfmon_is_fixed(slot))
+			perfmon_set_fixed_ctrl(pc, pc->fixed_ctrl &
+				~(GENMASK_ULL(FIXED_CTRL_BITS - 1, 0) <<
+				  ((slot - PERFMON_FIXED_SLOT) * FIXED_CTRL_BITS)));
+		else
+			wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + slot, 0);
+		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, bit);
+		/* A released slot keeps no count behind. */
+		perfmon_write_counter(slot, 0);
+	}
+}
+
+/* IA32_PERF_GLOBAL_CTRL gates every counter: a rotation counts nothing. */
+static void perfmon_pause(void)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+
+	pc->paused = true;
+	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+}
+
+static void perfmon_resume(void)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+
+	pc->paused = false;
+	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pc->ctrl);
+}
+
+static u64 perfmon_read_raw(int slot)
+{
+	return perfmon_read_counter(slot);
+}
+
+/* Re-arm distance while this CPU takes a PMI storm, else 0. */
+static u64 perfmon_throttle_floor(struct perfmon_cpu *pc)
+{
+	unsigned long now = jiffies;
+
+	if (pc->jiffy != now) {
+		pc->jiffy = now;
+		pc->pmis = 0;
+	}
+	return ++pc->pmis > READ_ONCE(perfmon_max_pmis_per_tick) ?
+	       PERFMON_THROTTLE_EVENTS : 0;
+}
+
+/*
+ * The overflow demux, as the arm64 interrupt handler does it, in the hard
+ * irq_work the NMI queued on this CPU: only the context loaded here can own
+ * the overflowed counters, and its slot table says which counter each is.
+ * The NMI's registers are used when this is still the context, the load
+ * and the task the NMI interrupted; otherwise (it was unloaded or swapped
+ * meanwhile, and the unload folded it) samples take the task's user
+ * registers.
+ */
+static void perfmon_pmi_work(struct irq_work *work)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
+	struct pmuctx_context *rctx;
+	struct task_struct *rtask;
+	struct pt_regs regs, *r = NULL;
+	unsigned int seq;
+	u64 rseq;
+
+	if (!ctx)
+		return;
+	do {
+		seq = READ_ONCE(pc->regs_seq);
+		barrier();
+		regs = pc->regs;
+		rctx = pc->regs_ctx;
+		rtask = pc->regs_task;
+		rseq = pc->regs_ctx_seq;
+		barrier();
+	} while ((seq & 1) || seq != READ_ONCE(pc->regs_seq));
+
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu == smp_processor_id()) {
+		if (rctx == ctx && rseq == ctx->seq && rtask == current)
+			r = &regs;
+		perfmon_fold_slots(ctx, r, perfmon_throttle_floor(pc));
+		pmuctx_ctx_update_user_pages(ctx);
+	}
+	pmuctx_ctx_unlock(ctx);
+}
+
+/*
+ * The overflow NMI.  What it may touch: this CPU's PMU MSRs, the local
+ * APIC's LVTPC, this CPU's struct perfmon_cpu hand-off fields, and
+ * irq_work_queue().  No lock at all: ctx->lock is taken with IRQs off by
+ * the scheduler hooks, reads and rotations on this CPU, and the swap
+ * claim likewise, so an NMI that spun on either could wait for its own
+ * CPU for ever; the sample ring's lock and ktime_get_ns() are not NMI-safe
+ * either.  So the NMI acknowledges the overflow, notes where it
+ * interrupted the task and hands the fold to a hard irq_work on this CPU,
+ * which runs as soon as IRQs are on again (right after the NMI, or at the
+ * end of the interrupted IRQs-off section) and takes ctx->lock like the
+ * arm64 interrupt handler.  The counts stay exact meanwhile: a counter
+ * that wrapped goes on from 0, and the fold takes deltas modulo 2^48.
+ * No printk.
+ */
+static int perfmon_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	struct pmuctx_context *ctx;
+	u64 status;
+
+	rdmsrl(MSR_CORE_PERF_GLOBAL_STATUS, status);
+	status &= perfmon_all_global;
+	if (!status)
+		return NMI_DONE;
+	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
+
+	ctx = __this_cpu_read(pmuctx_loaded_ctx);
+	WRITE_ONCE(pc->regs_seq, pc->regs_seq + 1);
+	barrier();
+	pc->regs = *regs;
+	pc->regs_ctx = ctx;
+	pc->regs_task = current;
+	/* Written on this CPU only, which this NMI interrupted. */
+	pc->regs_ctx_seq = ctx ? data_race(READ_ONCE(ctx->seq)) : 0;
+	barrier();
+	WRITE_ONCE(pc->regs_seq, pc->regs_seq + 1);
+
+	irq_work_queue(&pc->work);
+	/* The PMI masked LVTPC; the next overflow may come. */
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	return NMI_HANDLED;
+}
+
+/* Every counter off, unprogrammed, zero and acknowledged. */
+static void perfmon_cpu_reset(void)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	unsigned int i;
+
+	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+	wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, 0);
+	for (i = 0; i < perfmon_desc.nr_general; i++) {
+		wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0);
+		perfmon_write_counter(i, 0);
+	}
+	for (i = 0; i < perfmon_desc.nr_fixed; i++)
+		perfmon_write_counter(PERFMON_FIXED_SLOT + i, 0);
+	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, perfmon_all_global);
+	pc->ctrl = 0;
+	pc->fixed_ctrl = 0;
+	pc->paused = false;
+}
+
+/* Every CPU as it comes online (and every online one at load). */
+static int perfmon_cpu_online(unsigned int cpu)
+{
+	perfmon_cpu_reset();
+	if (perfmon_nmi_registered)
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	return 0;
+}
+
+static int perfmon_cpu_offline(unsigned int cpu)
+{
+	perfmon_cpu_reset();
+	if (perfmon_nmi_registered)
+		apic_write(APIC_LVTPC, APIC_DM_NMI | APIC_LVT_MASKED);
+	return 0;
+}
+
+static void perfmon_release(unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		release_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0 + i);
+		release_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0 + i);
+	}
+}
+
+/* Every general counter, or none (perf reserves them all, or none). */
+static bool perfmon_reserve(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < perfmon_desc.nr_general; i++) {
+		if (!reserve_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0 + i))
+			goto fail;
+		if (!reserve_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0 + i)) {
+			release_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0 + i);
+			goto fail;
+		}
+	}
+	return true;
+fail:
+	perfmon_release(i);
+	return false;
+}
+
+static void perfmon_remove(void)
+{
+	int cpu;
+
+	if (perfmon_hp_state != CPUHP_INVALID) {
+		cpuhp_remove_state(perfmon_hp_state);
+		perfmon_hp_state = CPUHP_INVALID;
+	}
+	if (perfmon_nmi_registered) {
+		/* Waits for NMIs in flight; then no irq_work is queued anew. */
+		unregister_nmi_handler(NMI_LOCAL, "pmuctx");
+		perfmon_nmi_registered = false;
+		for_each_possible_cpu(cpu)
+			irq_work_sync(&per_cpu(perfmon_cpu, cpu).work);
+	}
+	if (perfmon_reserved) {
+		perfmon_release(perfmon_desc.nr_general);
+		perfmon_reserved = false;
+	}
+}
+
+static struct pmuctx_hw_desc perfmon_desc = {
+	.name = "intel-perfmon",
+	.remove = perfmon_remove,
+	.event_init = perfmon_event_init,
+	.slot_pick = perfmon_slot_pick,
+	.load = perfmon_load,
+	.unload = perfmon_unload,
+	.fold = perfmon_fold,
+	.program = perfmon_program,
+	/*
+	 * No counter_width: without it the core refuses self-read mappings
+	 * (ENODEV), which need RDPMC and a CR4.PCE policy of their own.
+	 */
+	.read_counter = perfmon_read_raw,
+	.pause = perfmon_pause,
+	.resume = perfmon_resume,
+};
+
+int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
+{
+	union cpuid10_eax eax;
+	union cpuid10_ebx ebx;
+	union cpuid10_edx edx;
+	unsigned int unused, i, nevents;
+	unsigned long slots;
+	u64 caps;
+	int cpu, err;
+
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
+	    boot_cpu_data.cpuid_level < 0xa)
+		return -ENODEV;
+	cpuid(0xa, &eax.full, &ebx.full, &unused, &edx.full);
+	if (eax.split.version_id < 2 || eax.split.num_counters < 1)
+		return -ENODEV;
+
+	perfmon_desc.pmu_version = eax.split.version_id;
+	perfmon_desc.nr_general = min_t(u32, eax.split.num_counters,
+					PERFMON_MAX_GENERAL);
+	perfmon_desc.general_width = eax.split.bit_width;
+	perfmon_desc.nr_fixed = min_t(u32, edx.split.num_counters_fixed,
+				      PERFMON_MAX_FIXED);
+	perfmon_desc.fixed_width = perfmon_desc.nr_fixed ?
+				   edx.split.bit_width_fixed : 0;
+	if (perfmon_desc.general_width < 32 || perfmon_desc.general_width > 64 ||
+	    (perfmon_desc.nr_fixed && (perfmon_desc.fixed_width < 32 ||
+				       perfmon_desc.fixed_width > 64))) {
+		pr_warn("CPUID 0AH reports counter widths %u/%u: software counters only\n",
+			perfmon_desc.general_width, perfmon_desc.fixed_width);
+		return -ENODEV;
+	}
+	perfmon_width_mask = GENMASK_ULL(perfmon_desc.general_width - 1, 0);
+	perfmon_fixed_width_mask = perfmon_desc.nr_fixed ?
+		GENMASK_ULL(perfmon_desc.fixed_width - 1, 0) : 0;
+	slots = GENMASK(perfmon_desc.nr_general - 1, 0);
+	if (perfmon_desc.nr_fixed)
+		slots |= GENMASK(PERFMON_FIXED_SLOT + perfmon_desc.nr_fixed - 1,
+				 PERFMON_FIXED_SLOT);
+	perfmon_all_global = perfmon_global_bits(slots);
+	/* EAX[31:24] bits of EBX are valid: a set one is a missing event. */
+	nevents = min_t(unsigned int, eax.split.mask_length,
+			ARRAY_SIZE(perfmon_arch_events));
+	perfmon_desc.hw_events[0] = 0;
+	for (i = 0; i < nevents; i++)
+		if (!(ebx.full & BIT(i)))
+			perfmon_desc.hw_events[0] |= BIT_ULL(i);
+	if (boot_cpu_has(X86_FEATURE_PDCM) &&
+	    !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps))
+		perfmon_full_width = caps & PERF_CAP_FULL_WIDTH;
+
+	perfmon_reserved = perfmon_reserve();
+	if (!perfmon_reserved) {
+		/* Loaded all the same: software counters; opens say EBUSY. */
+		pr_warn("Intel perfmon v%u: the general counters are reserved by perf or the NMI watchdog; hardware counters fail with EBUSY until pmuctx is reloaded after they are free (nmi_watchdog=0)\n",
+			perfmon_desc.pmu_version);
+		perfmon_desc.name = "intel-perfmon-busy";
+		perfmon_desc.features = 0;
+		*desc = &perfmon_desc;
+		return 0;
+	}
+
+	for_each_possible_cpu(cpu)
+		per_cpu(perfmon_cpu, cpu).work =
+			IRQ_WORK_INIT_HARD(perfmon_pmi_work);
+	err = register_nmi_handler(NMI_LOCAL, perfmon_nmi, NMI_FLAG_FIRST,
+				   "pmuctx");
+	if (err)
+		pr_warn("no PMU NMI handler (%d): counting without overflows\n",
+			err);
+	perfmon_nmi_registered = !err;
+	perfmon_desc.features = PMUCTX_FEAT_HARDWARE |
+		(perfmon_nmi_registered ? PMUCTX_FEAT_OVERFLOW : 0);
+
+	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pmuctx/perfmon:online",
+				perfmon_cpu_online, perfmon_cpu_offline);
+	if (err < 0) {
+		pr_warn("no CPU hotplug state (%d): software counters only\n",
+			err);
+		perfmon_remove();
+		return -ENODEV;
+	}
+	perfmon_hp_state = err;
+
+	pr_info("Intel perfmon v%u: %u general counters (%u bits), %u fixed (%u bits)%s, overflow NMI %s\n",
+		perfmon_desc.pmu_version, perfmon_desc.nr_general,
+		perfmon_desc.general_width, perfmon_desc.nr_fixed,
+		perfmon_desc.fixed_width,
+		perfmon_full_width ? ", full-width writes" : "",
+		perfmon_nmi_registered ? "on" : "off");
+	*desc = &perfmon_desc;
+	return 0;
+}
