@@ -29,6 +29,18 @@
 #define ARM64_SW_INCR		0x00
 #define ARM64_CYCLE_IDX		31
 
+/*
+ * The events the security tests count, per architecture: x86 takes the
+ * PERFEVTSEL encodings of instructions retired and core cycles.
+ */
+#if defined(__x86_64__)
+#define PMU_INST_RETIRED	0x00c0
+#define PMU_CPU_CYCLES		0x003c
+#else
+#define PMU_INST_RETIRED	ARM64_INST_RETIRED
+#define PMU_CPU_CYCLES		ARM64_CPU_CYCLES
+#endif
+
 /* The documented default of module parameter max_counters_per_task. */
 #define PMUCTX_DEFAULT_MAX_COUNTERS	1024
 
@@ -218,6 +230,47 @@ static inline int el0_read_counter(unsigned int n, uint64_t *val)
 	}
 out:
 	sigaction(SIGILL, &old, NULL);
+	*val = v;
+	return ret;
+}
+#elif defined(__x86_64__)
+/* Exactly 2 * n user instructions (n >= 1). */
+static __attribute__((noinline, unused)) void spin_loop(unsigned long n)
+{
+	asm volatile("1:	dec	%0\n"
+		     "	jnz	1b\n" : "+r"(n) : : "cc");
+}
+
+static sigjmp_buf el0_trap;
+
+static void el0_on_sigsegv(int sig)
+{
+	(void)sig;
+	siglongjmp(el0_trap, 1);
+}
+
+/*
+ * x86: RDPMC at CPL 3 of general counter @n (ARM64_CYCLE_IDX: fixed
+ * counter 1, core cycles).  Returns 0 and the value, or -1 when it faults
+ * (CR4.PCE clear: #GP, SIGSEGV).
+ */
+static inline int el0_read_counter(unsigned int n, uint64_t *val)
+{
+	struct sigaction sa = { .sa_handler = el0_on_sigsegv }, old;
+	unsigned int ecx = n == ARM64_CYCLE_IDX ? 1U << 30 | 1 : n;
+	volatile uint64_t v = 0;
+	unsigned int lo, hi;
+	int ret = 0;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(el0_trap, 1)) {
+		ret = -1;
+		goto out;
+	}
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(ecx));
+	v = (uint64_t)hi << 32 | lo;
+out:
+	sigaction(SIGSEGV, &old, NULL);
 	*val = v;
 	return ret;
 }

@@ -51,7 +51,7 @@ static uint64_t instructions_event(void)
 	unsigned int i;
 
 	if (!ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
-	    (info.hw_events[0] & (1ULL << INST_RETIRED)))
+	    (info.hw_events[0] & (1ULL << INST_RETIRED_INFO_BIT)))
 		return INST_RETIRED;
 	for (i = 0; i < NR_EVENTS / 2; i++)
 		if (events[i].code == INST_RETIRED)

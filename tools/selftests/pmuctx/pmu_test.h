@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the hardware-counter selftests (hw_test.c, mux_test.c) share: the
- * arm64 PMUv3 events QEMU implements, a loop of a known instruction count,
- * and when counts can be exact.
+ * events the emulated PMUs implement (arm64 PMUv3 in QEMU, Intel
+ * architectural perfmon in our x86 QEMU), a loop of a known instruction
+ * count, and when counts can be exact.
  */
 #ifndef PMUCTX_PMU_TEST_H
 #define PMUCTX_PMU_TEST_H
@@ -11,8 +12,20 @@
 #include <sys/mman.h>
 #include "pmuctx_test.h"
 
+#if defined(__x86_64__)
+/* PERFEVTSEL encodings, event | umask << 8 (fixed counters 0 and 1). */
+#define INST_RETIRED	0x00c0
+#define CPU_CYCLES	0x003c
+/* Architectural, but CPUID 0AH:EBX says unavailable on the emulation. */
+#define UNAVAILABLE_EVENT 0x412e	/* LLC misses */
+/* PMUCTX_INFO hw_events[0]: CPUID 0AH:EBX's architectural events, bit 1 */
+#define INST_RETIRED_INFO_BIT	1
+#else
 #define INST_RETIRED	0x08
 #define CPU_CYCLES	0x11
+#define UNAVAILABLE_EVENT 0x1234	/* not in PMCEID */
+#define INST_RETIRED_INFO_BIT	INST_RETIRED	/* PMCEID0 */
+#endif
 
 #if defined(__aarch64__)
 /* Exactly 2 * n user instructions (n >= 1). */
@@ -20,6 +33,13 @@ static __attribute__((noinline, unused)) void run_loop(unsigned long n)
 {
 	asm volatile("1:	subs	%0, %0, #1\n"
 		     "	b.ne	1b\n" : "+r"(n) : : "cc");
+}
+#elif defined(__x86_64__)
+/* Exactly 2 * n user instructions (n >= 1). */
+static __attribute__((noinline, unused)) void run_loop(unsigned long n)
+{
+	asm volatile("1:	dec	%0\n"
+		     "	jnz	1b\n" : "+r"(n) : : "cc");
 }
 #else
 static __attribute__((unused)) void run_loop(unsigned long n)
@@ -42,7 +62,19 @@ static inline bool exact(void)
 	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
 }
 
-/* Self-reads (arm64): the counted task reads its own counter from EL0. */
+/*
+ * Self-reads (arm64): the counted task reads its own counter from EL0.
+ * The x86 backend maps no page yet (RDPMC is a later stage).
+ */
+static inline bool have_self_read(void)
+{
+#if defined(__aarch64__)
+	return true;
+#else
+	return false;
+#endif
+}
+
 static inline const struct pmuctx_mmap_page *map_counter(int fd)
 {
 	void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);

@@ -30,6 +30,10 @@ static __attribute__((noinline)) void loop(unsigned long n)
 	if (n)
 		asm volatile("1:	subs	%0, %0, #1\n"
 			     "	b.ne	1b\n" : "+r"(n) : : "cc");
+#elif defined(__x86_64__)
+	if (n)
+		asm volatile("1:	dec	%0\n"
+			     "	jnz	1b\n" : "+r"(n) : : "cc");
 #else
 	volatile unsigned long i;
 
