@@ -99,6 +99,7 @@ struct perfmon_cpu {
 	u64 ctrl;
 	u64 fixed_ctrl;
 	bool paused;
+	u32 lvtpc_before;	/* given back as found: perf's driver set it */
 	unsigned long jiffy;
 	unsigned int pmis;
 	unsigned int regs_seq;
@@ -563,16 +564,19 @@ static void perfmon_cpu_reset(void)
 static int perfmon_cpu_online(unsigned int cpu)
 {
 	perfmon_cpu_reset();
-	if (perfmon_nmi_registered)
+	if (perfmon_nmi_registered) {
+		this_cpu_write(perfmon_cpu.lvtpc_before, apic_read(APIC_LVTPC));
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	}
 	return 0;
 }
 
+/* Also at unload: every counter off, LVTPC as it was before the load. */
 static int perfmon_cpu_offline(unsigned int cpu)
 {
 	perfmon_cpu_reset();
 	if (perfmon_nmi_registered)
-		apic_write(APIC_LVTPC, APIC_DM_NMI | APIC_LVT_MASKED);
+		apic_write(APIC_LVTPC, this_cpu_read(perfmon_cpu.lvtpc_before));
 	return 0;
 }
 

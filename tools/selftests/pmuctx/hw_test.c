@@ -645,4 +645,92 @@ TEST(first_overflow_counts_only_own_events)
 	close(fd);
 }
 
+#if defined(__x86_64__)
+/*
+ * Intel perfmon: one group on the three fixed counters and four general
+ * ones, enabled and disabled together.  Under -icount shift=0 cycles and
+ * reference cycles are instructions, so every user-only counter, fixed or
+ * general, reads the same count; user plus kernel-only is the counter
+ * that counts both, but for a constant: the kernel instructions between
+ * the fold's reads of the two counters, which are not the same at the
+ * enable and at the disable.
+ */
+static __attribute__((noinline)) void group_loop(int lead, unsigned long n)
+{
+	ioctl(lead, PMUCTX_IOC_RESET, PMUCTX_IOC_FLAG_GROUP);
+	ioctl(lead, PMUCTX_IOC_ENABLE, PMUCTX_IOC_FLAG_GROUP);
+	run_loop(n);
+	ioctl(lead, PMUCTX_IOC_DISABLE, PMUCTX_IOC_FLAG_GROUP);
+}
+
+TEST(x86_fixed_and_general_counters_agree)
+{
+	static const struct { uint64_t event, flags; const char *name; } ev[] = {
+		{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u (fixed 0)" },
+		{ CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u (fixed 1)" },
+		{ 0x013c, PMUCTX_ATTR_EXCLUDE_KERNEL, "ref-cycles:u (fixed 2)" },
+		{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, "inst:u (general)" },
+		{ CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u (general)" },
+		{ INST_RETIRED, PMUCTX_ATTR_EXCLUDE_USER, "inst:k (general)" },
+		{ INST_RETIRED, 0, "inst (general)" },
+	};
+	const int nr = sizeof(ev) / sizeof(ev[0]);
+	uint64_t buf[2][1 + 7];
+	int fd[7], i, round;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	for (i = 0; i < nr; i++) {
+		struct pmuctx_attr a = {
+			.size = sizeof(a),
+			.type = PMUCTX_TYPE_RAW,
+			.config = ev[i].event,
+			.flags = ev[i].flags | PMUCTX_ATTR_DISABLED,
+			.read_format = i ? 0 : PMUCTX_FORMAT_GROUP,
+		};
+
+		fd[i] = pmuctx_open_attr(&a, 0, i ? fd[0] : -1, PMUCTX_OPEN_CLOEXEC);
+		ASSERT_LE(0, fd[i]) TH_LOG("%s: %s", ev[i].name, strerror(errno));
+	}
+	for (round = 0; round < 2; round++) {
+		group_loop(fd[0], round ? 1000001 : 1);
+		ASSERT_EQ((ssize_t)sizeof(buf[round]),
+			  read(fd[0], buf[round], sizeof(buf[round])));
+		ASSERT_EQ(nr, buf[round][0]);
+		for (i = 0; i < nr; i++)
+			TH_LOG("loop %d: %s %llu", round ? 1000001 : 1, ev[i].name,
+			       (unsigned long long)buf[round][1 + i]);
+		for (i = 1; i < 5; i++)
+			EXPECT_EQ(buf[round][1], buf[round][1 + i]) TH_LOG("%s", ev[i].name);
+		EXPECT_LE(buf[round][1] + buf[round][6], buf[round][7]);
+		EXPECT_GT(buf[round][1] + buf[round][6] + 100, buf[round][7]);
+		EXPECT_LT(0, buf[round][6]);
+	}
+	/* Measured: 17 both times. */
+	EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6], buf[1][7] - buf[1][1] - buf[1][6]);
+	EXPECT_EQ(2000000, buf[1][1] - buf[0][1]);
+	EXPECT_EQ(2000000, buf[1][4] - buf[0][4]);
+	for (i = 0; i < nr; i++)
+		close(fd[i]);
+}
+
+/* Fixed counter 2's own encoding counts only there; no such counter twice. */
+TEST(x86_fixed_only_event)
+{
+	int a, b;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	a = pmuctx_open_raw(0x0300, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_PINNED, 0, 0);
+	ASSERT_LE(0, a) TH_LOG("%s", strerror(errno));
+	b = pmuctx_open_raw(0x0300, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_PINNED, 0, 0);
+	EXPECT_EQ(-1, b);
+	EXPECT_EQ(ENOSPC, errno);
+	/* EDGE, INV, CMASK and friends are refused, not ignored. */
+	EXPECT_EQ(-1, pmuctx_open_raw(INST_RETIRED | 1 << 18, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(a);
+}
+#endif
+
 TEST_HARNESS_MAIN

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmuctx and perf's own PMU driver on one x86 machine (the x86_64 PMU lane
+ * booted with --kernel-owns-pmu --no-load): the general counters belong to
+ * whoever reserved them first, all or nothing, and the other fails cleanly
+ * with EBUSY; the module always loads.  pmuctx takes them at load and gives
+ * them back at unload (Documentation/design.rst).  Skips where pmuctx is
+ * loaded already or perf has no hardware PMU.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <linux/pmuctx.h>
+#include "kselftest_harness.h"
+
+#define KO	"/lib/modules/pmuctx.ko"
+
+static int perf_instructions(void)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	return syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Open /dev/pmuctx afresh (a cached fd would keep the module). */
+static int dev_open(void)
+{
+	return open("/dev/pmuctx", O_RDWR | O_CLOEXEC);
+}
+
+static void backend(int dev, char *name, uint64_t *features)
+{
+	struct pmuctx_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	name[0] = 0;
+	*features = 0;
+	if (ioctl(dev, PMUCTX_INFO, &info))
+		return;
+	memcpy(name, info.backend, sizeof(info.backend));
+	name[sizeof(info.backend) - 1] = 0;
+	*features = info.features;
+}
+
+/* An instruction counter of the caller: fd, or -errno. */
+static int pmuctx_instructions(int dev)
+{
+	struct pmuctx_attr attr = {
+		.size = sizeof(attr),
+		.type = PMUCTX_TYPE_HARDWARE,
+		.config = PMUCTX_HW_INSTRUCTIONS,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+	};
+	struct pmuctx_open_args args = {
+		.attr = (uintptr_t)&attr,
+		.group_fd = -1,
+		.flags = PMUCTX_OPEN_CLOEXEC,
+	};
+	int fd = ioctl(dev, PMUCTX_OPEN, &args);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int rmmod(void)
+{
+	int i;
+
+	/* Exit works and RCU callbacks may hold it a moment. */
+	for (i = 0; i < 50; i++) {
+		if (!system("rmmod pmuctx 2>/dev/null"))
+			return 0;
+		usleep(100000);
+	}
+	return -1;
+}
+
+TEST(perf_and_pmuctx_take_turns)
+{
+	char name[PMUCTX_BACKEND_NAME_LEN];
+	uint64_t features, v = 0;
+	struct stat st;
+	int perf, dev, fd;
+
+	if (!stat("/dev/pmuctx", &st))
+		SKIP(return, "pmuctx is loaded: this test loads it itself");
+	if (stat("/sys/bus/event_source/devices/cpu", &st))
+		SKIP(return, "perf has no hardware PMU here");
+	if (stat(KO, &st))
+		SKIP(return, "no %s", KO);
+
+	/* perf first: it holds the counters while its event lives. */
+	perf = perf_instructions();
+	ASSERT_LE(0, perf) TH_LOG("perf before pmuctx: %s", strerror(errno));
+	ASSERT_EQ(0, system("insmod " KO)) TH_LOG("the module must load beside perf");
+	dev = dev_open();
+	ASSERT_LE(0, dev);
+	backend(dev, name, &features);
+	EXPECT_STREQ("intel-perfmon-busy", name);
+	EXPECT_FALSE(features & PMUCTX_FEAT_HARDWARE);
+	EXPECT_TRUE(features & PMUCTX_FEAT_SOFTWARE);
+	EXPECT_EQ(-EBUSY, pmuctx_instructions(dev));
+	close(dev);
+	close(perf);
+	ASSERT_EQ(0, rmmod());
+
+	/* pmuctx first: perf's hardware events fail until it is unloaded. */
+	ASSERT_EQ(0, system("insmod " KO));
+	dev = dev_open();
+	ASSERT_LE(0, dev);
+	backend(dev, name, &features);
+	EXPECT_STREQ("intel-perfmon", name);
+	EXPECT_TRUE(features & PMUCTX_FEAT_HARDWARE);
+	fd = pmuctx_instructions(dev);
+	ASSERT_LE(0, fd) TH_LOG("pmuctx after perf's event closed: %s", strerror(-fd));
+	EXPECT_EQ((ssize_t)sizeof(v), read(fd, &v, sizeof(v)));
+	EXPECT_LT(0, v);
+	perf = perf_instructions();
+	EXPECT_EQ(-1, perf) TH_LOG("perf counted while pmuctx holds the PMU");
+	EXPECT_EQ(EBUSY, errno);
+	if (perf >= 0)
+		close(perf);
+	close(fd);
+	close(dev);
+	ASSERT_EQ(0, rmmod());
+
+	/* Given back at unload: perf works again, with no reboot. */
+	perf = perf_instructions();
+	EXPECT_LE(0, perf) TH_LOG("perf after pmuctx's unload: %s", strerror(errno));
+	if (perf >= 0)
+		close(perf);
+}
+
+TEST_HARNESS_MAIN
