@@ -8,8 +8,8 @@
 Boots: x86_64 (pmuctx and perf software counters side by side), arm64
 (pmuctx owns the PMU) and arm64-perf (the kernel's PMU driver owns it:
 perf_events with PMU counters); x86_64-perf is arm64-perf's twin on the
-x86_64 PMU lane (our QEMU's emulated Intel PMU, 8 general + 3 fixed).  Overheads are medians minus the "no
-counters" median of the same boot and kind; ratios are overhead over
+x86_64 PMU lane (our QEMU's emulated Intel PMU, 8 general + 3 fixed).
+Overheads are medians minus the "no counters" median of the same boot and kind; ratios are overhead over
 overhead.  The goals are those of issue 11.  Multiplexing (issue 13):
 14pmu ping-pong rows beside 7pmu, and the cost of one rotation from a
 user loop with 14 PMU counters against 7 (pmuctx counts its rotations,
