@@ -407,6 +407,55 @@ void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 	ctx->clocks_running = false;
 }
 
+struct pmuctx_where_loaded {
+	struct pmuctx_context *ctx;
+	void (*fn)(struct pmuctx_context *ctx, void *arg);
+	void *arg;
+	bool done;
+};
+
+static void pmuctx_where_loaded_ipi(void *info)
+{
+	struct pmuctx_where_loaded *w = info;
+	struct pmuctx_context *ctx = w->ctx;
+
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu < 0 || ctx->loaded_cpu == smp_processor_id()) {
+		w->fn(ctx, w->arg);
+		w->done = true;
+	}
+	pmuctx_ctx_unlock(ctx);
+}
+
+/*
+ * Run @fn(@ctx, @arg) under ctx->lock with IRQs off, on the CPU @ctx is
+ * loaded on (an IPI), or here when it is loaded here or nowhere: a change
+ * of a loaded context's hardware counters and the PMU it programs are one
+ * step that no fold, overflow or unload on that CPU can come between.
+ * Process context; the caller holds ctx->mutex, which keeps every other
+ * change out, and a reference: only where the context is loaded moves
+ * meanwhile (its holder runs, is preempted, migrates), so this retries
+ * until @fn ran.
+ */
+void pmuctx_ctx_run_where_loaded(struct pmuctx_context *ctx,
+				 void (*fn)(struct pmuctx_context *ctx, void *arg),
+				 void *arg)
+{
+	struct pmuctx_where_loaded w = { ctx, fn, arg, false };
+	int cpu;
+
+	while (!w.done) {
+		cpu = READ_ONCE(ctx->loaded_cpu);
+		if (cpu >= 0 && cpu != raw_smp_processor_id()) {
+			smp_call_function_single(cpu, pmuctx_where_loaded_ipi, &w, 1);
+			continue;
+		}
+		local_irq_disable();
+		pmuctx_where_loaded_ipi(&w);
+		local_irq_enable();
+	}
+}
+
 /*
  * After the holder exited: give each clone's final count to its original,
  * then drop the clones.  Process context, so it may take ctx->mutex and

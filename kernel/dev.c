@@ -174,11 +174,9 @@ static struct pmuctx_counter *pmuctx_group_leader(struct file *file,
 
 /* One counter joining a context: the part done under ctx->lock. */
 struct pmuctx_add_req {
-	struct pmuctx_context *ctx;
 	struct pmuctx_counter *c, *leader;
 	struct pmuctx_fork_kit *kit;	/* in: a new or grown kit; out: to free */
 	bool grow;
-	bool done;			/* it ran where the context is loaded */
 	int err;
 };
 
@@ -190,15 +188,14 @@ struct pmuctx_add_req {
  * that unloads) would read whatever count the last context left in the
  * register and take it as the new counter's progress (an early overflow).
  */
-static void pmuctx_ctx_add_locked(struct pmuctx_add_req *r)
+static void pmuctx_ctx_add_locked(struct pmuctx_context *ctx, void *req)
 {
-	struct pmuctx_context *ctx = r->ctx;
+	struct pmuctx_add_req *r = req;
 	struct pmuctx_counter *c = r->c, *leader = r->leader;
 	struct pmuctx_fork_kit *spent;
 	u64 clk[PMUCTX_NR_CLOCKS];
 	int placed;
 
-	r->done = true;
 	if (ctx->dead) {
 		r->err = -ESRCH;
 		return;
@@ -254,17 +251,6 @@ static void pmuctx_ctx_add_locked(struct pmuctx_add_req *r)
 	pmuctx_ctx_changed(ctx);
 }
 
-static void pmuctx_ctx_add_ipi(void *info)
-{
-	struct pmuctx_add_req *r = info;
-	struct pmuctx_context *ctx = r->ctx;
-
-	pmuctx_ctx_lock(ctx);
-	if (ctx->loaded_cpu < 0 || ctx->loaded_cpu == smp_processor_id())
-		pmuctx_ctx_add_locked(r);
-	pmuctx_ctx_unlock(ctx);
-}
-
 /*
  * Put @c into @ctx (pinned by the caller): a structural change, so the
  * context gets a new cookie and leaves its family.  The change is made on
@@ -274,8 +260,7 @@ static void pmuctx_ctx_add_ipi(void *info)
 static int pmuctx_ctx_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			  struct pmuctx_counter *leader)
 {
-	struct pmuctx_add_req r = { .ctx = ctx, .c = c, .leader = leader };
-	int cpu;
+	struct pmuctx_add_req r = { .c = c, .leader = leader };
 
 	mutex_lock(&ctx->mutex);
 again:
@@ -299,24 +284,8 @@ again:
 			return -ENOMEM;
 		}
 	}
-	/*
-	 * ctx->mutex keeps every other change out; only where the context is
-	 * loaded moves meanwhile (its holder runs, is preempted, migrates).
-	 */
-	r.done = false;
 	r.err = 0;
-	do {
-		cpu = READ_ONCE(ctx->loaded_cpu);
-		if (cpu >= 0 && cpu != raw_smp_processor_id()) {
-			smp_call_function_single(cpu, pmuctx_ctx_add_ipi, &r, 1);
-			continue;
-		}
-		pmuctx_ctx_lock_irq(ctx);
-		if (ctx->loaded_cpu < 0 ||
-		    ctx->loaded_cpu == smp_processor_id())
-			pmuctx_ctx_add_locked(&r);
-		pmuctx_ctx_unlock_irq(ctx);
-	} while (!r.done);
+	pmuctx_ctx_run_where_loaded(ctx, pmuctx_ctx_add_locked, &r);
 	if (r.err == -EAGAIN) {
 		pmuctx_kit_free(r.kit);
 		r.kit = NULL;

@@ -122,9 +122,10 @@ void pmuctx_ctx_sync_hw_counters(struct pmuctx_context *ctx)
 		smp_call_function_single(cpu, pmuctx_sync_ipi, ctx, 1);
 }
 
-static void pmuctx_retire_hw_here(struct pmuctx_context *ctx,
-				  struct pmuctx_counter *c)
+static void pmuctx_retire_hw_here(struct pmuctx_context *ctx, void *counter)
 {
+	struct pmuctx_counter *c = counter;
+
 	if (ctx->loaded_cpu == smp_processor_id() && c->hw_idx >= 0)
 		pmuctx_hw->program(ctx, c, false);
 	/*
@@ -134,25 +135,6 @@ static void pmuctx_retire_hw_here(struct pmuctx_context *ctx,
 	 */
 	if (!--ctx->nr_hw && ctx->loaded_cpu == smp_processor_id())
 		pmuctx_hw->unload(ctx);
-}
-
-struct pmuctx_retire_req {
-	struct pmuctx_context *ctx;
-	struct pmuctx_counter *c;
-	bool done;
-};
-
-static void pmuctx_retire_hw_ipi(void *info)
-{
-	struct pmuctx_retire_req *req = info;
-	struct pmuctx_context *ctx = req->ctx;
-
-	pmuctx_ctx_lock(ctx);
-	if (ctx->loaded_cpu < 0 || ctx->loaded_cpu == smp_processor_id()) {
-		pmuctx_retire_hw_here(ctx, req->c);
-		req->done = true;
-	}
-	pmuctx_ctx_unlock(ctx);
 }
 
 /*
@@ -166,23 +148,7 @@ static void pmuctx_retire_hw_ipi(void *info)
 void pmuctx_hw_retire_counter(struct pmuctx_context *ctx,
 			      struct pmuctx_counter *c)
 {
-	struct pmuctx_retire_req req = { ctx, c, false };
-	int cpu;
-
-	while (!req.done) {
-		cpu = READ_ONCE(ctx->loaded_cpu);
-		if (cpu >= 0 && cpu != raw_smp_processor_id()) {
-			smp_call_function_single(cpu, pmuctx_retire_hw_ipi, &req, 1);
-			continue;
-		}
-		pmuctx_ctx_lock_irq(ctx);
-		if (ctx->loaded_cpu < 0 ||
-		    ctx->loaded_cpu == smp_processor_id()) {
-			pmuctx_retire_hw_here(ctx, c);
-			req.done = true;
-		}
-		pmuctx_ctx_unlock_irq(ctx);
-	}
+	pmuctx_ctx_run_where_loaded(ctx, pmuctx_retire_hw_here, c);
 }
 
 /*

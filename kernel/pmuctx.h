@@ -837,6 +837,9 @@ void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
 void pmuctx_ctx_unpin(struct pmuctx_context *ctx);
 void pmuctx_ctx_unpin_failed(struct pmuctx_context *ctx);
+void pmuctx_ctx_run_where_loaded(struct pmuctx_context *ctx,
+				 void (*fn)(struct pmuctx_context *ctx, void *arg),
+				 void *arg);
 void pmuctx_link_queue_detach(struct pmuctx_context *ctx);
 
 /* sched.c */
