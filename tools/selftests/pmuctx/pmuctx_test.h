@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +147,18 @@ static inline void pin_to_cpu(int cpu)
 static inline int nr_cpus(void)
 {
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Thread @t on @cpu (the last CPU when there are fewer). */
+static inline void pin_thread(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu >= nr_cpus())
+		cpu = nr_cpus() - 1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_setaffinity_np(t, sizeof(set), &set);
 }
 
 /* The scheduler's own migration count of a task (CONFIG_SCHED_DEBUG). */

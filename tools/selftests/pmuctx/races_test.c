@@ -28,17 +28,6 @@
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 180
 
-static void pin_thread(pthread_t t, int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu >= nr_cpus())
-		cpu = nr_cpus() - 1;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	pthread_setaffinity_np(t, sizeof(set), &set);
-}
-
 /* ---- attach between fork and first run --------------------------------- */
 
 #define ATTACH_COUNTERS	256	/* inherited: a long fork hook, a wide window */

@@ -994,7 +994,7 @@ TEST(sampling_opens_under_hits)
 		.range_start = (uintptr_t)&hit_word,
 		.range_end = (uintptr_t)&hit_word + 8,
 	};
-	int i, fd, leader, opened = 0, refused = 0, counted = 0;
+	int i, k, fd, leader, opened = 0, refused = 0, counted = 0;
 	uint64_t start = now_ns();
 	pthread_t th;
 
@@ -1009,7 +1009,10 @@ TEST(sampling_opens_under_hits)
 	ASSERT_LE(0, leader) TH_LOG("%s", strerror(errno));
 	hit_stop = 0;
 	hit_tid = 0;
+	/* The stores on one CPU, the opens on the other: hits come mid-open. */
+	pin_to_cpu(0);
 	ASSERT_EQ(0, pthread_create(&th, NULL, hit_store, NULL));
+	pin_thread(th, 1);
 	while (!hit_tid)
 		sched_yield();
 	for (i = 0; i < rounds && now_ns() - start < 5000000000ULL; i++) {
@@ -1026,6 +1029,9 @@ TEST(sampling_opens_under_hits)
 		}
 		ASSERT_LE(0, fd) TH_LOG("open %d: %s", i, strerror(errno));
 		opened++;
+		/* A debug kernel's thread may take a while to store again. */
+		for (k = 0; k < 50 && !pmuctx_read1(fd); k++)
+			sched_yield();
 		if (pmuctx_read1(fd))
 			counted++;
 		close(fd);
