@@ -308,24 +308,26 @@ static int try_given(void *arg)
 /* A child of our own: allowed; made undumpable: denied. */
 static int try_own_children(void *unused)
 {
-	int go[2], res = 0, status;
+	int go[2], done[2], res = 0, status;
 	pid_t kid;
 	char c;
 
-	if (pipe(go))
+	if (pipe(go) || pipe(done))
 		return 201;
 	kid = fork();
 	if (!kid) {
 		read_full(go[0], &c, 1);
 		if (c == 'd')
 			prctl(PR_SET_DUMPABLE, 0);
+		write_full(done[1], &c, 1);
 		read_full(go[0], &c, 1);
 		_exit(0);
 	}
 	if (open_errno(kid) != 0)
 		res = 202;
 	write_full(go[1], "d", 1);
-	usleep(20000);
+	/* Undumpable now (a 20 ms sleep was too short on a loaded host). */
+	read_full(done[0], &c, 1);
 	if (!res && open_errno(kid) != EACCES)
 		res = 203;
 	write_full(go[1], "x", 1);
