@@ -714,6 +714,49 @@ TEST(x86_fixed_and_general_counters_agree)
 		close(fd[i]);
 }
 
+/*
+ * Small periods on a fixed and a general counter at once: NMI storms,
+ * throttled past max_pmis_per_tick a jiffy, yet every period is counted:
+ * exactly floor(count / period) overflows, and at least one sample each.
+ */
+TEST(x86_small_periods_count_every_overflow)
+{
+	static const unsigned long periods[] = { 2, 3, 7, 1001, 65536 };
+	struct side res[2];
+	unsigned int p;
+	int fd[2], i;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	for (p = 0; p < sizeof(periods) / sizeof(periods[0]); p++) {
+		/* The first takes fixed counter 0, the second a general one. */
+		for (i = 0; i < 2; i++) {
+			fd[i] = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL,
+						periods[p], 0);
+			ASSERT_LE(0, fd[i]) TH_LOG("%s", strerror(errno));
+		}
+		run_loop(300000);
+		for (i = 0; i < 2; i++)
+			ioctl(fd[i], PMUCTX_IOC_DISABLE, 0);
+		for (i = 0; i < 2; i++) {
+			memset(&res[i], 0, sizeof(res[i]));
+			res[i].value = pmuctx_read1(fd[i]);
+			drain_samples(fd[i], &res[i]);
+			TH_LOG("period %lu, %s counter: %llu instructions, %llu overflows, %llu samples",
+			       periods[p], i ? "general" : "fixed",
+			       (unsigned long long)res[i].value,
+			       (unsigned long long)res[i].overflows,
+			       (unsigned long long)res[i].samples);
+			EXPECT_LE(600000, res[i].value);
+			EXPECT_EQ(res[i].value / periods[p], res[i].overflows);
+			EXPECT_LE(1, res[i].samples);
+			EXPECT_GE(res[i].overflows, res[i].samples);
+			EXPECT_EQ(0, res[i].foreign);
+			close(fd[i]);
+		}
+	}
+}
+
 /* Fixed counter 2's own encoding counts only there; no such counter twice. */
 TEST(x86_fixed_only_event)
 {
