@@ -289,7 +289,15 @@ static void pmuctx_range_hit(struct perf_event *bp, struct perf_sample_data *dat
 		return;
 	ctx = c->ctx;
 	pmuctx_ctx_lock(ctx);
-	if (pmuctx_counter_counting(c) && !--c->period_left) {
+	/*
+	 * The layer counted this hit before the call, outside ctx->lock: a
+	 * slice that began in between (the open's or an enable's snapshot)
+	 * took it as already past, and a hit that no count holds must not
+	 * sample.  The slice's count is the instance's hits less its
+	 * snapshot, a swap included (pmuctx_range_swap() moves both).
+	 */
+	if (pmuctx_counter_counting(c) &&
+	    (s64)(pmuctx_range_hits(c) - c->snap) > 0 && !--c->period_left) {
 		c->period_left = c->attr.sample_period;
 		pmuctx_counter_overflowed(c, regs, 1);
 	}
