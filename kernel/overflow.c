@@ -170,6 +170,12 @@ static u64 pmuctx_page_instance_value(const struct pmuctx_counter *c)
 					     c->base;
 }
 
+/* What a self-read names the counter in slot @idx by. */
+static u32 pmuctx_user_index(int idx)
+{
+	return pmuctx_hw->user_index ? pmuctx_hw->user_index(idx) : idx;
+}
+
 /*
  * One page, under its seqcount: the value at @c's last fold is @value,
  * @width the bits of its PMU counter.
@@ -187,7 +193,7 @@ static void pmuctx_write_user_page(struct page *page,
 	p->width = width;
 	p->prev = c->hw_prev;
 	p->offset = value;
-	p->index = loaded && c->enabled ? c->hw_idx + 1 : 0;
+	p->index = loaded && c->enabled ? pmuctx_user_index(c->hw_idx) + 1 : 0;
 	/* The fields before the even lock that says they are whole. */
 	smp_wmb();
 	WRITE_ONCE(p->lock, p->lock + 1);

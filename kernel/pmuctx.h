@@ -64,6 +64,17 @@ struct pmuctx_hw_desc {
 	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			bool on);
 	u32 (*counter_width)(int idx);
+	/*
+	 * Optional, for self-reads.  user_index: what a self-read page's
+	 * index (less one) names for the counter in slot @idx, when that is
+	 * not @idx itself (x86: RDPMC's ECX, fixed counters at bit 30).
+	 * user_reads_again: the task switch itself may close user-space
+	 * reads that a load opened (x86: switch_mm() rewrites CR4.PCE); the
+	 * sched_in of a task that an equivalent swap gave a mapped context,
+	 * loaded here already, opens them again.  IRQs off, on that CPU.
+	 */
+	u32 (*user_index)(int idx);
+	void (*user_reads_again)(struct pmuctx_context *ctx);
 	/* The raw value of one counter of this CPU's PMU (IRQs off). */
 	u64 (*read_counter)(int idx);
 	/* Stop and restart the whole PMU of this CPU (IRQs off). */

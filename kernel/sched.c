@@ -130,6 +130,24 @@ static void pmuctx_sched_in_link(struct pmuctx_link *link, int cpu)
 }
 
 /*
+ * A mapped context that a swap left loaded here for this task: its self-
+ * reads work again whatever the switch did to the CPU's user access.  No
+ * lock: only this CPU's load and unload change that access, and IRQs are
+ * off.  A stale nonzero @nr_mapped (a mapped counter closing) opens reads
+ * of this task's own counters, which its unload closes.
+ */
+static noinline void pmuctx_sched_in_mapped(struct pmuctx_context *ctx)
+{
+	unsigned long flags;
+
+	if (!pmuctx_hw || !pmuctx_hw->user_reads_again)
+		return;
+	local_irq_save(flags);
+	pmuctx_hw->user_reads_again(ctx);
+	local_irq_restore(flags);
+}
+
+/*
  * After an equivalent swap the context is loaded here with its clocks
  * running for this task already (sched_out did the rest): nothing to do,
  * and @loaded_cpu is only ever written on this CPU, so no lock.  Loaded
@@ -144,6 +162,9 @@ static notrace void pmuctx_sched_in(struct preempt_notifier *pn, int cpu)
 	if (likely(ctx && ctx->loaded_cpu == cpu)) {
 		if (PMUCTX_CHECK_INVARIANTS)
 			WARN_ON_ONCE(!ctx->clocks_running);
+		/* x86: the switch of address spaces cleared CR4.PCE. */
+		if (IS_ENABLED(CONFIG_X86) && unlikely(READ_ONCE(ctx->nr_mapped)))
+			pmuctx_sched_in_mapped(ctx);
 		return;
 	}
 	pmuctx_sched_in_link(link, cpu);

@@ -32,6 +32,7 @@
 #include <asm/nmi.h>
 #include <asm/perf_event.h>
 #include <asm/processor.h>
+#include <asm/tlbflush.h>
 #include "pmuctx.h"
 
 /*
@@ -90,6 +91,8 @@ static const u16 perfmon_arch_events[] = {
  * wants it, written to the register unless @paused; @fixed_ctrl: the
  * value of IA32_FIXED_CTR_CTRL.  Both are written with IRQs off on this
  * CPU only (load, unload, program, pause, resume), never from the NMI.
+ * @user_reads: the loaded context is mapped and its task may RDPMC
+ * (CR4.PCE set by us); same rules.
  *
  * The rest is the NMI's hand-off to perfmon_pmi_work(): the NMI writes
  * it, the irq_work on the same CPU reads it under @regs_seq (odd while
@@ -99,6 +102,7 @@ struct perfmon_cpu {
 	u64 ctrl;
 	u64 fixed_ctrl;
 	bool paused;
+	bool user_reads;
 	u32 lvtpc_before;	/* given back as found: perf's driver set it */
 	unsigned long jiffy;
 	unsigned int pmis;
@@ -350,6 +354,59 @@ static void perfmon_fold(struct pmuctx_context *ctx)
 }
 
 /*
+ * Self-reads (RDPMC at CPL 3) need CR4.PCE, which lets the task read every
+ * counter of this CPU: it is set only while a context with a self-read
+ * page is loaded for its task, and every counter that context did not
+ * program then reads 0, so no task ever reads another's counts.  The
+ * kernel's own switch_mm() clears CR4.PCE for an address space that perf
+ * gave no RDPMC right (pmuctx never gives one): an unload clears it here
+ * before that, and a swap that leaves a mapped context loaded sets it
+ * again at the next task's sched_in (perfmon_user_reads_again()).
+ */
+static void perfmon_open_user_reads(struct perfmon_cpu *pc, unsigned long used)
+{
+	unsigned int i;
+
+	for (i = 0; i < perfmon_desc.nr_general; i++)
+		if (!test_bit(i, &used))
+			perfmon_write_counter(i, 0);
+	for (i = 0; i < perfmon_desc.nr_fixed; i++)
+		if (!test_bit(PERFMON_FIXED_SLOT + i, &used))
+			perfmon_write_counter(PERFMON_FIXED_SLOT + i, 0);
+	pc->user_reads = true;
+	cr4_update_irqsoff(X86_CR4_PCE, 0);
+}
+
+static void perfmon_close_user_reads(struct perfmon_cpu *pc)
+{
+	if (!pc->user_reads)
+		return;
+	pc->user_reads = false;
+	cr4_update_irqsoff(0, X86_CR4_PCE);
+}
+
+static void perfmon_user_reads_again(struct pmuctx_context *ctx)
+{
+	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+
+	if (pc->user_reads && !(cr4_read_shadow() & X86_CR4_PCE))
+		cr4_update_irqsoff(X86_CR4_PCE, 0);
+}
+
+/* RDPMC's ECX for a slot: general n is n, fixed n is bit 30 | n. */
+static u32 perfmon_user_index(int slot)
+{
+	return perfmon_is_fixed(slot) ? BIT(30) | (slot - PERFMON_FIXED_SLOT) :
+					slot;
+}
+
+static u32 perfmon_counter_width(int slot)
+{
+	return perfmon_is_fixed(slot) ? perfmon_desc.fixed_width :
+					perfmon_desc.general_width;
+}
+
+/*
  * Every counter of the context programmed, then all of them started by
  * one IA32_PERF_GLOBAL_CTRL write.
  */
@@ -369,19 +426,22 @@ static void perfmon_load(struct pmuctx_context *ctx)
 		fixed |= perfmon_program_one(ctx->slots[slot]);
 	}
 	perfmon_set_fixed_ctrl(pc, fixed);
+	if (ctx->nr_mapped)
+		perfmon_open_user_reads(pc, used);
 	perfmon_set_ctrl(pc, perfmon_global_bits(used));
 }
 
 /*
  * One IA32_PERF_GLOBAL_CTRL write stops every counter, then the fold.
  * Their overflow bits are acknowledged: the next context starts clean.
- * The counts stay in the registers: no task may RDPMC (CR4.PCE is the
- * kernel's, and pmuctx offers no self-read on x86 yet).
+ * The counts stay in the registers: RDPMC closes first, and the next
+ * load that opens it zeroes what it does not program.
  */
 static void perfmon_unload(struct pmuctx_context *ctx)
 {
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
 
+	perfmon_close_user_reads(pc);
 	perfmon_set_ctrl(pc, 0);
 	perfmon_fold_slots(ctx, NULL, 0);
 	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
@@ -544,6 +604,7 @@ static int perfmon_nmi(unsigned int cmd, struct pt_regs *regs)
 static void perfmon_cpu_reset(void)
 {
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
+	unsigned long flags;
 	unsigned int i;
 
 	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
@@ -558,6 +619,9 @@ static void perfmon_cpu_reset(void)
 	pc->ctrl = 0;
 	pc->fixed_ctrl = 0;
 	pc->paused = false;
+	local_irq_save(flags);
+	perfmon_close_user_reads(pc);
+	local_irq_restore(flags);
 }
 
 /* Every CPU as it comes online (and every online one at load). */
@@ -639,10 +703,9 @@ static struct pmuctx_hw_desc perfmon_desc = {
 	.unload = perfmon_unload,
 	.fold = perfmon_fold,
 	.program = perfmon_program,
-	/*
-	 * No counter_width: without it the core refuses self-read mappings
-	 * (ENODEV), which need RDPMC and a CR4.PCE policy of their own.
-	 */
+	.counter_width = perfmon_counter_width,
+	.user_index = perfmon_user_index,
+	.user_reads_again = perfmon_user_reads_again,
 	.read_counter = perfmon_read_raw,
 	.pause = perfmon_pause,
 	.resume = perfmon_resume,

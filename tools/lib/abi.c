@@ -226,11 +226,20 @@ static uint64_t pmu_read_raw(unsigned int n)
 	}
 	return v;
 }
+#elif defined(__x86_64__)
+/* The page's index less one is RDPMC's ECX (fixed counters: bit 30). */
+static uint64_t pmu_read_raw(unsigned int n)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
+	return (uint64_t)hi << 32 | lo;
+}
 #endif
 
 int pmuctx_self_read(const struct pmuctx_mmap_page *page, uint64_t *value)
 {
-#if defined(__aarch64__)
+#if defined(__aarch64__) || defined(__x86_64__)
 	const volatile struct pmuctx_mmap_page *p = page;
 	uint32_t seq, idx, width;
 	uint64_t offset, prev, raw, mask;

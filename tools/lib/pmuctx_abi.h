@@ -70,8 +70,8 @@ int pmuctx_counter_tree(int fd, struct pmuctx_tree_read *tr,
 			struct pmuctx_tree_entry *ents, uint32_t *nr);
 
 /*
- * Self-reads (arm64 hardware counters): map the caller's own instance of
- * the counter, then read it without a system call.  pmuctx_self_read()
+ * Self-reads (hardware counters: arm64 EL0 reads, x86 RDPMC): map the
+ * caller's own instance of the counter, then read it without a system call.  pmuctx_self_read()
  * returns 0, or -1 with errno EAGAIN when the counter is not readable from
  * here right now (disabled, or not loaded): read() the fd instead.
  */

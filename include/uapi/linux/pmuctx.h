@@ -235,9 +235,10 @@ struct pmuctx_samples_read {
 
 /*
  * mmap(fd, 4096, PROT_READ): a page that lets the counting task read its own
- * hardware counter without a system call (arm64).  Retry while @lock is odd
- * or changed; when @index is 0 the counter is not on this CPU's PMU (or is
- * disabled): use read().  Else, with n = index - 1 (31 = the cycle counter):
+ * hardware counter without a system call.  Retry while @lock is odd or
+ * changed; when @index is 0 the counter is not on this CPU's PMU (or is
+ * disabled): use read().  Else, with n = index - 1 (arm64: PMEVCNTR<n>_EL0,
+ * 31 = the cycle counter; x86: RDPMC with ECX = n, fixed counters 1<<30|k):
  *   value = offset + ((raw(n) - prev) & (width == 64 ? ~0 : 2^width - 1))
  */
 struct pmuctx_mmap_page {

@@ -249,15 +249,19 @@ static void el0_on_sigsegv(int sig)
 	siglongjmp(el0_trap, 1);
 }
 
+/* el0_read_counter()'s name for fixed counter @k. */
+#define X86_FIXED_IDX(k)	(32 + (k))
+
 /*
  * x86: RDPMC at CPL 3 of general counter @n (ARM64_CYCLE_IDX: fixed
- * counter 1, core cycles).  Returns 0 and the value, or -1 when it faults
- * (CR4.PCE clear: #GP, SIGSEGV).
+ * counter 1, core cycles; X86_FIXED_IDX(k): fixed counter k).  Returns 0
+ * and the value, or -1 when it faults (CR4.PCE clear: #GP, SIGSEGV).
  */
 static inline int el0_read_counter(unsigned int n, uint64_t *val)
 {
 	struct sigaction sa = { .sa_handler = el0_on_sigsegv }, old;
-	unsigned int ecx = n == ARM64_CYCLE_IDX ? 1U << 30 | 1 : n;
+	unsigned int ecx = n == ARM64_CYCLE_IDX ? 1U << 30 | 1 :
+			   n >= X86_FIXED_IDX(0) ? 1U << 30 | (n - X86_FIXED_IDX(0)) : n;
 	volatile uint64_t v = 0;
 	unsigned int lo, hi;
 	int ret = 0;

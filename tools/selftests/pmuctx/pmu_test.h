@@ -63,12 +63,12 @@ static inline bool exact(void)
 }
 
 /*
- * Self-reads (arm64): the counted task reads its own counter from EL0.
- * The x86 backend maps no page yet (RDPMC is a later stage).
+ * Self-reads: the counted task reads its own counter from EL0 (arm64) or
+ * with RDPMC at CPL 3 (x86).
  */
 static inline bool have_self_read(void)
 {
-#if defined(__aarch64__)
+#if defined(__aarch64__) || defined(__x86_64__)
 	return true;
 #else
 	return false;
@@ -95,6 +95,15 @@ static inline uint64_t raw_counter(unsigned int n)
 		break;
 	}
 	return v;
+}
+#elif defined(__x86_64__)
+/* @n is RDPMC's ECX: fixed counter k is 1 << 30 | k. */
+static inline uint64_t raw_counter(unsigned int n)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(n) : "memory");
+	return (uint64_t)hi << 32 | lo;
 }
 #else
 static inline uint64_t raw_counter(unsigned int n)

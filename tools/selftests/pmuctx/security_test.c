@@ -480,9 +480,9 @@ TEST(user_only_samples_have_no_kernel_addresses)
 struct el0_view {
 	int32_t status;		/* 0, or what failed in the reader */
 	uint32_t nr;		/* registers read */
-	uint32_t idx[32];
-	uint64_t val[32];
-	int32_t trapped[32];
+	uint32_t idx[34];
+	uint64_t val[34];
+	int32_t trapped[34];
 };
 
 /*
@@ -504,19 +504,11 @@ static void __attribute__((noreturn)) el0_reader(unsigned int nr_general,
 	page = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if (fd < 0)
 		v.status = 1;
-#if defined(__aarch64__)
 	else if (page == MAP_FAILED)
 		v.status = 2;
-	else if (page->index != 1)	/* our own counter is event counter 0 */
+	/* Our own counter is event counter 0 (x86: general counter 0). */
+	else if (page->index != 1)
 		v.status = 3;
-#else
-	/*
-	 * x86 maps no self-read page yet (ENODEV): the reader's RDPMC must
-	 * fault at every index, its own counter's too.
-	 */
-	else if (page != MAP_FAILED)
-		v.status = 2;
-#endif
 	while (read(cmd, &c, 1) == 1 && c != 'q') {
 		v.nr = 0;
 		for (n = 1; n < nr_general && n < 31; n++) {
@@ -527,6 +519,14 @@ static void __attribute__((noreturn)) el0_reader(unsigned int nr_general,
 		v.idx[v.nr] = ARM64_CYCLE_IDX;
 		v.trapped[v.nr] = el0_read_counter(ARM64_CYCLE_IDX, &v.val[v.nr]);
 		v.nr++;
+#if defined(__x86_64__)
+		/* The other fixed counters: instructions and reference cycles. */
+		for (n = X86_FIXED_IDX(0); n <= X86_FIXED_IDX(2); n += 2) {
+			v.idx[v.nr] = n;
+			v.trapped[v.nr] = el0_read_counter(n, &v.val[v.nr]);
+			v.nr++;
+		}
+#endif
 		write_full(res, &v, sizeof(v));
 	}
 	_exit(0);
@@ -962,9 +962,6 @@ TEST(closed_mapped_counter_closes_el0)
 	SELECTED_OR_SKIP();
 	if (!have_hw_pmu())
 		SKIP(return, "no hardware PMU (x86_64 TCG)");
-#if !defined(__aarch64__)
-	SKIP(return, "no self-read page on this architecture yet");
-#endif
 	ASSERT_EQ(0, become_nobody());
 	pin_to_cpu(0);
 	ASSERT_EQ(0, pipe(go));
