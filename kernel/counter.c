@@ -96,6 +96,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	}
 	if (c->attr.type == PMUCTX_TYPE_RANGE)
 		pmuctx_range_put_watch(c->range);
+	if (c->hw_taken && pmuctx_hw->event_destroy)
+		pmuctx_hw->event_destroy(c);
 	if (c->parent)
 		pmuctx_counter_put(c->parent);
 	if (c->ctx)

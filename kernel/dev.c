@@ -368,6 +368,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		err = pmuctx_hw->event_init(c);
 		if (err)
 			goto free_counter;
+		c->hw_taken = true;
 	}
 	c->period_left = attr.sample_period;
 	if (attr.sample_period) {

@@ -57,6 +57,11 @@ struct pmuctx_hw_desc {
 	 * program starts (@on) or stops one counter of a loaded context.
 	 */
 	int (*event_init)(struct pmuctx_counter *c);
+	/*
+	 * Optional: the last put of an original that event_init accepted
+	 * (all its clones are gone by then, as they hold it).  Any context.
+	 */
+	void (*event_destroy)(struct pmuctx_counter *c);
 	int (*slot_pick)(unsigned long used, const struct pmuctx_counter *c);
 	void (*load)(struct pmuctx_context *ctx);
 	void (*unload)(struct pmuctx_context *ctx);
@@ -445,6 +450,11 @@ struct pmuctx_counter {
 
 	/* Self-read page of this instance (ctx->lock to update). */
 	struct page *user_page;
+	/*
+	 * An original whose event_init succeeded: its last put calls the
+	 * backend's event_destroy (set once at open, before publication).
+	 */
+	bool hw_taken;
 };
 
 /* Counted by the PMU backend (not software, not address ranges). */

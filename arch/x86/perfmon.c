@@ -10,11 +10,11 @@
  *
  * Ownership: the general counters are reserved from the kernel's NMI
  * counter reservation (the one perf's driver and the NMI watchdog use),
- * all or nothing, from load to unload (Documentation/design.rst says why).
+ * all or nothing, at the first pmuctx hardware counter, and given back a
+ * second after the last one is gone (Documentation/design.rst says why).
  * While pmuctx holds them perf's hardware events fail with EBUSY and perf
- * leaves the fixed counters and IA32_PERF_GLOBAL_CTRL alone; when perf or
- * the watchdog holds them, the module loads with software counters and
- * every hardware open fails with EBUSY.
+ * leaves the fixed counters and IA32_PERF_GLOBAL_CTRL alone; while perf
+ * or the watchdog holds them, a pmuctx hardware open fails with EBUSY.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,8 +24,10 @@
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <linux/workqueue.h>
 #include <asm/apic.h>
 #include <asm/cpufeature.h>
 #include <asm/msr.h>
@@ -121,9 +123,33 @@ static u64 perfmon_width_mask;		/* both widths are 48 bits on v2 */
 static u64 perfmon_fixed_width_mask;
 static u64 perfmon_all_global;		/* our bits of GLOBAL_CTRL/STATUS */
 static bool perfmon_full_width;
-static bool perfmon_reserved;
-static bool perfmon_nmi_registered;
 static enum cpuhp_state perfmon_hp_state = CPUHP_INVALID;
+
+/*
+ * Ownership of the PMU (perfmon_take(), perfmon_give_back_work()).
+ * @perfmon_users: originals that event_init accepted and that are not
+ * freed yet (their clones hold them), so no counter of pmuctx can be on
+ * any PMU when it is 0.  It goes from 0 to 1 only under
+ * @perfmon_own_mutex with the PMU owned; any context decrements it.
+ * @perfmon_owned: the counters are reserved, the NMI handler registered
+ * and every online CPU's LVTPC ours; written under the mutex and
+ * cpus_read_lock() (so the hotplug callbacks, which run under the
+ * hotplug lock, see it stable), read under either.
+ */
+static DEFINE_MUTEX(perfmon_own_mutex);
+static atomic_t perfmon_users = ATOMIC_INIT(0);
+static bool perfmon_owned;
+static int perfmon_take(void);
+static void perfmon_give_back_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(perfmon_give_back, perfmon_give_back_work);
+
+/*
+ * Given back this long after the last counter: a tool that opens and
+ * closes counters in a loop (pmuctx stat -r, a test suite) keeps the PMU
+ * instead of paying the reservation, the NMI registration (an RCU grace
+ * period) and an IPI to every CPU each time.
+ */
+#define PERFMON_GIVE_BACK_DELAY	HZ
 
 static __always_inline bool perfmon_is_fixed(int slot)
 {
@@ -203,10 +229,6 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 	const struct pmuctx_attr *attr = &c->attr;
 	u64 event;
 
-	if (!perfmon_reserved) {
-		pr_warn_ratelimited("hardware counters are held by perf or the NMI watchdog: boot with nmi_watchdog=0, end perf's hardware events, then reload pmuctx\n");
-		return -EBUSY;
-	}
 	if (attr->type == PMUCTX_TYPE_HARDWARE)
 		event = attr->config == PMUCTX_HW_CPU_CYCLES ?
 			EV_CORE_CYCLES : EV_INST_RETIRED;
@@ -230,7 +252,15 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 		c->hw_config |= ARCH_PERFMON_EVENTSEL_USR;
 	if (attr->sample_period)
 		c->hw_config |= ARCH_PERFMON_EVENTSEL_INT;
-	return 0;
+	return perfmon_take();
+}
+
+/* The last put of an accepted original (any context). */
+static void perfmon_event_destroy(struct pmuctx_counter *c)
+{
+	if (atomic_dec_and_test(&perfmon_users))
+		mod_delayed_work(system_wq, &perfmon_give_back,
+				 PERFMON_GIVE_BACK_DELAY);
 }
 
 /*
@@ -624,23 +654,33 @@ static void perfmon_cpu_reset(void)
 	local_irq_restore(flags);
 }
 
-/* Every CPU as it comes online (and every online one at load). */
-static int perfmon_cpu_online(unsigned int cpu)
+/* This CPU's PMU becomes ours: clean, its overflows our NMIs. */
+static void perfmon_cpu_take(void *unused)
 {
 	perfmon_cpu_reset();
-	if (perfmon_nmi_registered) {
-		this_cpu_write(perfmon_cpu.lvtpc_before, apic_read(APIC_LVTPC));
-		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	}
+	this_cpu_write(perfmon_cpu.lvtpc_before, apic_read(APIC_LVTPC));
+	apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+/* Given back: every counter off, LVTPC as it was found (perf's). */
+static void perfmon_cpu_give_back(void *unused)
+{
+	perfmon_cpu_reset();
+	apic_write(APIC_LVTPC, this_cpu_read(perfmon_cpu.lvtpc_before));
+}
+
+/* Under the hotplug lock: @perfmon_owned cannot change meanwhile. */
+static int perfmon_cpu_online(unsigned int cpu)
+{
+	if (perfmon_owned)
+		perfmon_cpu_take(NULL);
 	return 0;
 }
 
-/* Also at unload: every counter off, LVTPC as it was before the load. */
 static int perfmon_cpu_offline(unsigned int cpu)
 {
-	perfmon_cpu_reset();
-	if (perfmon_nmi_registered)
-		apic_write(APIC_LVTPC, this_cpu_read(perfmon_cpu.lvtpc_before));
+	if (perfmon_owned)
+		perfmon_cpu_give_back(NULL);
 	return 0;
 }
 
@@ -673,24 +713,77 @@ fail:
 	return false;
 }
 
-static void perfmon_remove(void)
+/*
+ * Take the PMU for a new counter: at once while pmuctx owns it (a counter
+ * lives, or the give-back is pending), else reserve the counters, register
+ * the NMI handler and set up every online CPU.  Process context.
+ */
+static int perfmon_take(void)
+{
+	int err = 0;
+
+	if (atomic_inc_not_zero(&perfmon_users))
+		return 0;
+	mutex_lock(&perfmon_own_mutex);
+	if (!perfmon_owned) {
+		if (!perfmon_reserve()) {
+			pr_warn_ratelimited("hardware counters are held by perf or the NMI watchdog: end perf's hardware events (and boot with nmi_watchdog=0), then open again\n");
+			err = -EBUSY;
+			goto out;
+		}
+		/* First in the list: perf's handler, if any, has nothing of ours. */
+		err = register_nmi_handler(NMI_LOCAL, perfmon_nmi,
+					   NMI_FLAG_FIRST, "pmuctx");
+		if (err) {
+			perfmon_release(perfmon_desc.nr_general);
+			goto out;
+		}
+		cpus_read_lock();
+		on_each_cpu(perfmon_cpu_take, NULL, 1);
+		perfmon_owned = true;
+		cpus_read_unlock();
+	}
+	atomic_inc(&perfmon_users);
+out:
+	mutex_unlock(&perfmon_own_mutex);
+	return err;
+}
+
+/* Mutex held, no counter left: every CPU clean, then the counters go. */
+static void perfmon_disown(void)
 {
 	int cpu;
 
+	cpus_read_lock();
+	on_each_cpu(perfmon_cpu_give_back, NULL, 1);
+	perfmon_owned = false;
+	cpus_read_unlock();
+	/* Waits for NMIs in flight; then no irq_work is queued anew. */
+	unregister_nmi_handler(NMI_LOCAL, "pmuctx");
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu(perfmon_cpu, cpu).work);
+	perfmon_release(perfmon_desc.nr_general);
+}
+
+static void perfmon_give_back_work(struct work_struct *work)
+{
+	mutex_lock(&perfmon_own_mutex);
+	if (perfmon_owned && !atomic_read(&perfmon_users))
+		perfmon_disown();
+	mutex_unlock(&perfmon_own_mutex);
+}
+
+/* Module unload: every counter is gone. */
+static void perfmon_remove(void)
+{
+	cancel_delayed_work_sync(&perfmon_give_back);
+	mutex_lock(&perfmon_own_mutex);
+	if (perfmon_owned)
+		perfmon_disown();
+	mutex_unlock(&perfmon_own_mutex);
 	if (perfmon_hp_state != CPUHP_INVALID) {
-		cpuhp_remove_state(perfmon_hp_state);
+		cpuhp_remove_state_nocalls(perfmon_hp_state);
 		perfmon_hp_state = CPUHP_INVALID;
-	}
-	if (perfmon_nmi_registered) {
-		/* Waits for NMIs in flight; then no irq_work is queued anew. */
-		unregister_nmi_handler(NMI_LOCAL, "pmuctx");
-		perfmon_nmi_registered = false;
-		for_each_possible_cpu(cpu)
-			irq_work_sync(&per_cpu(perfmon_cpu, cpu).work);
-	}
-	if (perfmon_reserved) {
-		perfmon_release(perfmon_desc.nr_general);
-		perfmon_reserved = false;
 	}
 }
 
@@ -698,6 +791,7 @@ static struct pmuctx_hw_desc perfmon_desc = {
 	.name = "intel-perfmon",
 	.remove = perfmon_remove,
 	.event_init = perfmon_event_init,
+	.event_destroy = perfmon_event_destroy,
 	.slot_pick = perfmon_slot_pick,
 	.load = perfmon_load,
 	.unload = perfmon_unload,
@@ -762,45 +856,26 @@ int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
 	    !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps))
 		perfmon_full_width = caps & PERF_CAP_FULL_WIDTH;
 
-	perfmon_reserved = perfmon_reserve();
-	if (!perfmon_reserved) {
-		/* Loaded all the same: software counters; opens say EBUSY. */
-		pr_warn("Intel perfmon v%u: the general counters are reserved by perf or the NMI watchdog; hardware counters fail with EBUSY until pmuctx is reloaded after they are free (nmi_watchdog=0)\n",
-			perfmon_desc.pmu_version);
-		perfmon_desc.name = "intel-perfmon-busy";
-		perfmon_desc.features = 0;
-		*desc = &perfmon_desc;
-		return 0;
-	}
-
 	for_each_possible_cpu(cpu)
 		per_cpu(perfmon_cpu, cpu).work =
 			IRQ_WORK_INIT_HARD(perfmon_pmi_work);
-	err = register_nmi_handler(NMI_LOCAL, perfmon_nmi, NMI_FLAG_FIRST,
-				   "pmuctx");
-	if (err)
-		pr_warn("no PMU NMI handler (%d): counting without overflows\n",
-			err);
-	perfmon_nmi_registered = !err;
-	perfmon_desc.features = PMUCTX_FEAT_HARDWARE |
-		(perfmon_nmi_registered ? PMUCTX_FEAT_OVERFLOW : 0);
-
-	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pmuctx/perfmon:online",
-				perfmon_cpu_online, perfmon_cpu_offline);
+	/* The callbacks do nothing until pmuctx takes the PMU. */
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"pmuctx/perfmon:online",
+					perfmon_cpu_online, perfmon_cpu_offline);
 	if (err < 0) {
 		pr_warn("no CPU hotplug state (%d): software counters only\n",
 			err);
-		perfmon_remove();
 		return -ENODEV;
 	}
 	perfmon_hp_state = err;
+	perfmon_desc.features = PMUCTX_FEAT_HARDWARE | PMUCTX_FEAT_OVERFLOW;
 
-	pr_info("Intel perfmon v%u: %u general counters (%u bits), %u fixed (%u bits)%s, overflow NMI %s\n",
+	pr_info("Intel perfmon v%u: %u general counters (%u bits), %u fixed (%u bits)%s; taken at the first hardware counter\n",
 		perfmon_desc.pmu_version, perfmon_desc.nr_general,
 		perfmon_desc.general_width, perfmon_desc.nr_fixed,
 		perfmon_desc.fixed_width,
-		perfmon_full_width ? ", full-width writes" : "",
-		perfmon_nmi_registered ? "on" : "off");
+		perfmon_full_width ? ", full-width writes" : "");
 	*desc = &perfmon_desc;
 	return 0;
 }

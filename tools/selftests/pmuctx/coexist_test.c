@@ -3,9 +3,10 @@
  * pmuctx and perf's own PMU driver on one x86 machine (the x86_64 PMU lane
  * booted with --kernel-owns-pmu --no-load): the general counters belong to
  * whoever reserved them first, all or nothing, and the other fails cleanly
- * with EBUSY; the module always loads.  pmuctx takes them at load and gives
- * them back at unload (Documentation/design.rst).  Skips where pmuctx is
- * loaded already or perf has no hardware PMU.
+ * with EBUSY; the module always loads.  pmuctx takes them at its first
+ * hardware counter and gives them back a second after its last one is
+ * gone, clones included (Documentation/design.rst), with no reload.
+ * Skips where pmuctx is loaded already or perf has no hardware PMU.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <linux/pmuctx.h>
@@ -58,13 +61,13 @@ static void backend(int dev, char *name, uint64_t *features)
 }
 
 /* An instruction counter of the caller: fd, or -errno. */
-static int pmuctx_instructions(int dev)
+static int pmuctx_instructions_flags(int dev, uint32_t flags)
 {
 	struct pmuctx_attr attr = {
 		.size = sizeof(attr),
 		.type = PMUCTX_TYPE_HARDWARE,
 		.config = PMUCTX_HW_INSTRUCTIONS,
-		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | flags,
 	};
 	struct pmuctx_open_args args = {
 		.attr = (uintptr_t)&attr,
@@ -74,6 +77,38 @@ static int pmuctx_instructions(int dev)
 	int fd = ioctl(dev, PMUCTX_OPEN, &args);
 
 	return fd < 0 ? -errno : fd;
+}
+
+static int pmuctx_instructions(int dev)
+{
+	return pmuctx_instructions_flags(dev, 0);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/*
+ * perf's instruction event, tried every 50 ms for up to @ms: its fd, or
+ * -1 with errno.  pmuctx gives the counters back a second after its last
+ * counter; the wait allows for a busy host.
+ */
+static int perf_instructions_within(unsigned int ms, uint64_t *waited)
+{
+	uint64_t start = now_ms();
+	int fd;
+
+	for (;;) {
+		fd = perf_instructions();
+		*waited = now_ms() - start;
+		if (fd >= 0 || errno != EBUSY || *waited > ms)
+			return fd;
+		usleep(50000);
+	}
 }
 
 static int rmmod(void)
@@ -92,9 +127,11 @@ static int rmmod(void)
 TEST(perf_and_pmuctx_take_turns)
 {
 	char name[PMUCTX_BACKEND_NAME_LEN];
-	uint64_t features, v = 0;
+	uint64_t features, v = 0, waited = 0;
+	int perf, dev, fd, fd2, go[2], status;
 	struct stat st;
-	int perf, dev, fd;
+	pid_t kid;
+	char c;
 
 	if (!stat("/dev/pmuctx", &st))
 		SKIP(return, "pmuctx is loaded: this test loads it itself");
@@ -110,21 +147,13 @@ TEST(perf_and_pmuctx_take_turns)
 	dev = dev_open();
 	ASSERT_LE(0, dev);
 	backend(dev, name, &features);
-	EXPECT_STREQ("intel-perfmon-busy", name);
-	EXPECT_FALSE(features & PMUCTX_FEAT_HARDWARE);
-	EXPECT_TRUE(features & PMUCTX_FEAT_SOFTWARE);
-	EXPECT_EQ(-EBUSY, pmuctx_instructions(dev));
-	close(dev);
-	close(perf);
-	ASSERT_EQ(0, rmmod());
-
-	/* pmuctx first: perf's hardware events fail until it is unloaded. */
-	ASSERT_EQ(0, system("insmod " KO));
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	backend(dev, name, &features);
 	EXPECT_STREQ("intel-perfmon", name);
 	EXPECT_TRUE(features & PMUCTX_FEAT_HARDWARE);
+	EXPECT_TRUE(features & PMUCTX_FEAT_SOFTWARE);
+	EXPECT_EQ(-EBUSY, pmuctx_instructions(dev));
+
+	/* perf's event gone: pmuctx takes the PMU, no reload needed. */
+	close(perf);
 	fd = pmuctx_instructions(dev);
 	ASSERT_LE(0, fd) TH_LOG("pmuctx after perf's event closed: %s", strerror(-fd));
 	EXPECT_EQ((ssize_t)sizeof(v), read(fd, &v, sizeof(v)));
@@ -134,11 +163,54 @@ TEST(perf_and_pmuctx_take_turns)
 	EXPECT_EQ(EBUSY, errno);
 	if (perf >= 0)
 		close(perf);
+	/* Closed and opened again at once: still pmuctx's. */
 	close(fd);
+	fd = pmuctx_instructions(dev);
+	ASSERT_LE(0, fd) TH_LOG("pmuctx reopening at once: %s", strerror(-fd));
+
+	/*
+	 * An inherited clone holds the PMU after the original's fd is
+	 * closed: its child still counts in hardware.
+	 */
+	close(fd);
+	fd = pmuctx_instructions_flags(dev, PMUCTX_ATTR_INHERIT);
+	ASSERT_LE(0, fd) TH_LOG("inherited: %s", strerror(-fd));
+	ASSERT_EQ(0, pipe(go));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	close(fd);
+	perf = perf_instructions_within(2500, &waited);
+	EXPECT_EQ(-1, perf) TH_LOG("perf took the PMU while a clone counted in it");
+	EXPECT_EQ(EBUSY, errno);
+	if (perf >= 0)
+		close(perf);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+
+	/* Given back a second after the last counter, module loaded. */
+	perf = perf_instructions_within(10000, &waited);
+	EXPECT_LE(0, perf) TH_LOG("perf %llu ms after pmuctx's last counter: %s",
+				  (unsigned long long)waited, strerror(errno));
+	TH_LOG("perf counted again %llu ms after pmuctx's last counter went",
+	       (unsigned long long)waited);
+	/* And it is perf's now: pmuctx waits its turn. */
+	EXPECT_EQ(-EBUSY, pmuctx_instructions(dev));
+	if (perf >= 0)
+		close(perf);
+	fd2 = pmuctx_instructions(dev);
+	EXPECT_LE(0, fd2) TH_LOG("pmuctx after perf's second event: %s", strerror(-fd2));
+	if (fd2 >= 0)
+		close(fd2);
 	close(dev);
 	ASSERT_EQ(0, rmmod());
 
-	/* Given back at unload: perf works again, with no reboot. */
+	/* Given back at unload too: perf works at once. */
 	perf = perf_instructions();
 	EXPECT_LE(0, perf) TH_LOG("perf after pmuctx's unload: %s", strerror(errno));
 	if (perf >= 0)
