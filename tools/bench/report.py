@@ -7,8 +7,9 @@
 
 Boots: x86_64 (pmuctx and perf software counters side by side), arm64
 (pmuctx owns the PMU) and arm64-perf (the kernel's PMU driver owns it:
-perf_events with PMU counters); x86_64-perf is arm64-perf's twin on the
-x86_64 PMU lane (our QEMU's emulated Intel PMU, 8 general + 3 fixed).
+perf_events with PMU counters); x86_64-pmu and x86_64-perf are their twins
+on the x86_64 PMU lane (our QEMU's emulated Intel PMU, 8 general + 3 fixed):
+pmuctx's PMU rows on x86 come from x86_64-pmu, perf's from x86_64-perf.
 Overheads are medians minus the "no counters" median of the same boot and kind; ratios are overhead over
 overhead.  The goals are those of issue 11.  Multiplexing (issue 13):
 14pmu ping-pong rows beside 7pmu, and the cost of one rotation from a
@@ -36,6 +37,16 @@ class Boot:
         return self.cases.get(cid)
 
 
+# The boot whose perf_events own the PMU, for each boot whose pmuctx rows a
+# table shows.
+PERF_TWIN = {"x86_64": "x86_64-perf", "x86_64-pmu": "x86_64-perf",
+             "arm64": "arm64-perf"}
+
+
+def perf_boot(arch, boots):
+    return boots.get(PERF_TWIN.get(arch, arch + "-perf")) or boots.get(arch)
+
+
 def over(boot, cid, base_id):
     """(overhead median, overhead min, overhead max, base median) or None."""
     if not boot:
@@ -56,7 +67,7 @@ def fmt(v, sign=True):
 def switch_rows(arch, boots):
     """Rows of (group, label, pmuctx overhead, perf overhead, base, perf base, extra)."""
     main = boots.get(arch)
-    perf_hw = boots.get(arch + "-perf") or main
+    perf_hw = perf_boot(arch, boots)
     rows = []
     for s in SETS:
         pmu = "pmu" in s
@@ -129,7 +140,7 @@ def table_switch(arch, boots, out):
 
 def other_rows(arch, boots, out):
     main = boots.get(arch)
-    perf_hw = boots.get(arch + "-perf") or main
+    perf_hw = perf_boot(arch, boots)
     res = {}
     if not main:
         return res
@@ -183,7 +194,7 @@ def other_rows(arch, boots, out):
 def mux_rows(arch, boots, out):
     """Cost of one rotation, pmuctx (arch boot) against perf (arch-perf boot)."""
     main = boots.get(arch)
-    perf_hw = boots.get(arch + "-perf") or main
+    perf_hw = perf_boot(arch, boots)
     pm = main.data.get("mux", {}).get("pmuctx") if main else None
     pf = perf_hw.data.get("mux", {}).get("perf") if perf_hw else None
     pm = pm if pm and "median" in pm else None
@@ -310,7 +321,7 @@ def main():
         except (OSError, ValueError) as e:
             print("report: %s: %s" % (p, e), file=sys.stderr)
     out, results, panels = [], {}, []
-    for arch in ("x86_64", "arm64"):
+    for arch in ("x86_64", "x86_64-pmu", "arm64"):
         if arch not in boots:
             continue
         rows = table_switch(arch, boots, out)
