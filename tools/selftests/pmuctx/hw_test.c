@@ -703,11 +703,14 @@ TEST(x86_fixed_and_general_counters_agree)
 		for (i = 1; i < 5; i++)
 			EXPECT_EQ(buf[round][1], buf[round][1 + i]) TH_LOG("%s", ev[i].name);
 		EXPECT_LE(buf[round][1] + buf[round][6], buf[round][7]);
-		EXPECT_GT(buf[round][1] + buf[round][6] + 100, buf[round][7]);
+		if (!kernel_delays())
+			EXPECT_GT(buf[round][1] + buf[round][6] + 100, buf[round][7]);
 		EXPECT_LT(0, buf[round][6]);
 	}
 	/* Measured: 17 both times. */
-	EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6], buf[1][7] - buf[1][1] - buf[1][6]);
+	if (!kernel_delays())
+		EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6],
+			  buf[1][7] - buf[1][1] - buf[1][6]);
 	EXPECT_EQ(2000000, buf[1][1] - buf[0][1]);
 	EXPECT_EQ(2000000, buf[1][4] - buf[0][4]);
 	for (i = 0; i < nr; i++)
