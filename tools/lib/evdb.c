@@ -309,10 +309,13 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 	snprintf(evdb->cpuid, sizeof(evdb->cpuid), "%s", cpuid);
 	snprintf(evdb->core_pmu, sizeof(evdb->core_pmu), "%s", default_core_pmu(evdb->arch));
 	/*
-	 * The first matching mapfile line gives the model's table; a later
-	 * match naming another table (ours: the Intel architectural events,
-	 * the PMUv3 common events) is its base, whose events and metrics the
-	 * model's table does not define show through.  A CPUID of "default"
+	 * The first matching mapfile line gives the model's table.  As in
+	 * perf, later matches in the same mapfile do not count (upstream's x86
+	 * mapfile matches AMD family 23 models 0-2F twice: Zen1's row, then
+	 * the Zen2 row for the rest of the family).  A match in a later
+	 * mapfile (ours: the Intel architectural events, the PMUv3 common
+	 * events) is the model's base, whose events and metrics the model's
+	 * table does not define show through.  A CPUID of "default"
 	 * matches every CPU of its architecture: every PMUv3 numbers its
 	 * common events the same way, and PMCEID0/1 say which it implements.
 	 */
@@ -340,7 +343,8 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 			evdb->fallback = is_default;
 			set_core_pmu(evdb, PMU_DB_STR(db, m->pmu_names));
 			add_pmu_names(evdb, evdb->core_pmu);
-		} else if ((int)m->table != evdb->table) {
+		} else if ((int)m->table != evdb->table &&
+			   m->mapfile != db->maps[evdb->map].mapfile) {
 			evdb->base_table = m->table;
 			add_pmu_names(evdb, PMU_DB_STR(db, m->pmu_names));
 		}

@@ -656,6 +656,13 @@ static int unknown_event(const struct pmuctx_evdb *evdb, const char *name, const
 {
 	char hint[160] = "", near[128];
 
+	if (pmuctx_evdb_find_metric(evdb, name) >= 0)
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+				"'%s' is a metric of table %s, not an event (pmuctx stat -M %s)",
+				name, pmuctx_evdb_table(evdb), name);
+	if (pmuctx_evdb_find_derived(evdb, name) >= 0)
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
+				"'%s' is a derived event, not a native event string", name);
 	if (pmuctx_evdb_suggest(evdb, name, near, sizeof(near)))
 		snprintf(hint, sizeof(hint), "; did you mean '%s'?", near);
 	if (evdb->table < 0)

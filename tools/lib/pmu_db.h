@@ -77,6 +77,7 @@ struct pmu_db_map {
 	uint32_t type;		/* "core", "uncore" */
 	uint32_t pmu_names;	/* extension column: space separated PMU aliases */
 	uint32_t table;
+	uint32_t mapfile;	/* rows of one mapfile share it (perf: first match wins) */
 };
 
 struct pmu_db {

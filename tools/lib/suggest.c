@@ -65,6 +65,13 @@ static void consider(struct suggestion *s, const char *prefix, const char *candi
 		snprintf(full, sizeof(full), "%s.%s", prefix, candidate);
 	else
 		snprintf(full, sizeof(full), "%s", candidate);
+	/*
+	 * The name typed is never a suggestion: when it exists here but not
+	 * as what was asked for (SLOTS is a metric on Sapphire Rapids, not
+	 * an event), the caller says so instead.
+	 */
+	if (!strcasecmp(full, s->name))
+		return;
 	d = edit_distance(s->name, full, s->best - 1 < s->limit ? s->best - 1 : s->limit);
 	if (d < s->best && d <= s->limit) {
 		s->best = d;

@@ -234,6 +234,7 @@ struct out_table {
 
 struct out_map {
 	uint32_t arch, cpuid, version, type, pmu_names, table;
+	uint32_t mapfile;	/* which mapfile the row comes from */
 };
 
 static struct out_umask *umasks;
@@ -245,7 +246,7 @@ static size_t n_metrics;
 static struct out_table *tables;
 static size_t n_tables;
 static struct out_map *maps;
-static size_t n_maps;
+static size_t n_maps, n_mapfiles;
 static long common_table = -1;
 
 /* ---------- JSON entries ---------- */
@@ -462,34 +463,36 @@ static int has_plain(struct entry *ev, size_t n, const char *pmu, const char *na
 }
 
 /*
- * Intel's fixed-counter pseudo-events (EventCode 0, a umask naming the fixed
- * counter) encode, as perf does, as the general-purpose event that counts
- * the same thing; REF_TSC/REF stay event 0x00 umask 0x03, which the kernel
- * places on fixed counter 2.
+ * perf's rule for the fixed-counter events: whatever the table says
+ * (EventCode 0 with a umask naming the fixed counter, Bonnell's 0xA, ...),
+ * these names encode as the general-purpose event that counts the same
+ * thing, with perf's sampling period; the umask and modifiers of the entry
+ * are dropped.  REF stays event 0x00 umask 0x03, which the kernel places
+ * on fixed counter 2.  Other names (REF_TSC, ...) keep the table's fields.
  */
-static void fixed_counter_encoding(const char *name, uint32_t *event, uint32_t *umask,
-				   int *any_thread)
+#define FIXED_PERIOD 2000003
+static int fixed_counter_encoding(const char *name, uint32_t *event, uint32_t *umask,
+				  uint32_t *sample_after, const char **mods)
 {
-	static const struct { const char *name; uint32_t event, umask; int any; } fixed[] = {
-		{ "INST_RETIRED.ANY", 0xc0, 0, 0 },
-		{ "CPU_CLK_UNHALTED.THREAD", 0x3c, 0, 0 },
-		{ "CPU_CLK_UNHALTED.CORE", 0x3c, 0, 0 },
-		{ "CPU_CLK_UNHALTED.THREAD_ANY", 0x3c, 0, 1 },
-		{ "CPU_CLK_UNHALTED.REF", 0x00, 0x03, 0 },
-		{ "CPU_CLK_UNHALTED.REF_TSC", 0x00, 0x03, 0 },
+	static const struct { const char *name; uint32_t event, umask; const char *mods; } fixed[] = {
+		{ "INST_RETIRED.ANY", 0xc0, 0, "" },
+		{ "INST_RETIRED.ANY_P", 0xc0, 0, "" },
+		{ "CPU_CLK_UNHALTED.THREAD", 0x3c, 0, "" },
+		{ "CPU_CLK_UNHALTED.CORE", 0x3c, 0, "" },
+		{ "CPU_CLK_UNHALTED.THREAD_ANY", 0x3c, 0, "t=1" },
+		{ "CPU_CLK_UNHALTED.REF", 0x00, 0x03, "" },
 	};
 	size_t i;
 
-	*any_thread = 0;
-	if (*event != 0)
-		return;
 	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (!strcasecmp(fixed[i].name, name)) {
 			*event = fixed[i].event;
 			*umask = fixed[i].umask;
-			*any_thread = fixed[i].any;
-			return;
+			*sample_after = FIXED_PERIOD;
+			*mods = fixed[i].mods;
+			return 1;
 		}
+	return 0;
 }
 
 static void build_events(struct entry *ev, size_t n)
@@ -532,6 +535,13 @@ static void build_events(struct entry *ev, size_t n)
 			oe->mods = entry_mods(e);
 			oe->umask = entry_number(e, "UMask", 0) | entry_number(e, "UMaskExt", 0) << 8;
 			oe->sample_after = entry_number(e, "SampleAfterValue", 0);
+			if (!*pmu || !strcasecmp(pmu, "cpu_atom")) {
+				const char *fixed_mods;
+
+				if (fixed_counter_encoding(name, &oe->code, &oe->umask,
+							   &oe->sample_after, &fixed_mods))
+					oe->mods = intern(fixed_mods);
+			}
 			oe->config1 = entry_number(e, "MSRValue", 0);
 			oe->msr_index = entry_number(e, "MSRIndex", 0);
 			done[i] = 1;
@@ -565,14 +575,14 @@ static void build_events(struct entry *ev, size_t n)
 			ou->mods = entry_mods(m);
 			ou->event_code = entry_number(m, "EventCode", entry_number(m, "ConfigCode", 0));
 			ou->code = entry_number(m, "UMask", 0) | entry_number(m, "UMaskExt", 0) << 8;
-			if (!*pmu || !strcasecmp(pmu, "cpu_atom")) {
-				int any;
-
-				fixed_counter_encoding(mname, &ou->event_code, &ou->code, &any);
-				if (any)
-					ou->mods = intern("t=1");
-			}
 			ou->sample_after = entry_number(m, "SampleAfterValue", 0);
+			if (!*pmu || !strcasecmp(pmu, "cpu_atom")) {
+				const char *fixed_mods;
+
+				if (fixed_counter_encoding(mname, &ou->event_code, &ou->code,
+							   &ou->sample_after, &fixed_mods))
+					ou->mods = intern(fixed_mods);
+			}
 			ou->config1 = entry_number(m, "MSRValue", 0);
 			ou->msr_index = entry_number(m, "MSRIndex", 0);
 			grp = entry_field(m, "UMaskGroup");
@@ -750,6 +760,7 @@ static void read_mapfile(const char *arch, const char *arch_dir, size_t first_ta
 	char *text = read_file(path, &len), *line, *next;
 	int lineno = 0, seen_header = 0;
 
+	n_mapfiles++;
 	for (line = text; line && *line; line = next) {
 		char *fields[5] = { 0 };
 		int nf = 0;
@@ -799,6 +810,7 @@ static void read_mapfile(const char *arch, const char *arch_dir, size_t first_ta
 		m->type = intern(trim(fields[3]));
 		m->pmu_names = intern(fields[4] ? trim(fields[4]) : "");
 		m->table = t;
+		m->mapfile = n_mapfiles;
 		if (!*trim(fields[0]))
 			die("%s:%d: empty CPUID", path, lineno);
 	}
@@ -878,8 +890,8 @@ static void write_output(const char *out, const char *symbol)
 	for (i = 0; i < n_maps; i++) {
 		struct out_map *m = &maps[i];
 
-		fprintf(f, "\t{ %u, %u, %u, %u, %u, %u },\n", m->arch, m->cpuid,
-			m->version, m->type, m->pmu_names, m->table);
+		fprintf(f, "\t{ %u, %u, %u, %u, %u, %u, %u },\n", m->arch, m->cpuid,
+			m->version, m->type, m->pmu_names, m->table, m->mapfile);
 	}
 	fprintf(f, "\t{ 0 }\n};\n\nconst struct pmu_db %s = {\n", symbol);
 	fprintf(f, "\t.strtab = strtab, .events = events, .umasks = umasks,\n");

@@ -5,6 +5,7 @@
  * metric expression.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "pmu_db.h"
 #include "pmuctx_events.h"
@@ -31,6 +32,15 @@ static void expect_config(struct pmuctx_evdb *evdb, const char *str, unsigned lo
 
 	ok(!ret && info.enc.config == config, "%s -> 0x%llx (got %s 0x%llx)", str, config,
 	   ret ? err : info.fstr, (unsigned long long)info.enc.config);
+}
+
+static void expect_refused(struct pmuctx_evdb *evdb, const char *str, const char *why)
+{
+	struct pmuctx_event_info info;
+	char err[512] = "";
+	int ret = pmuctx_event_encode(evdb, str, &info, err, sizeof(err));
+
+	ok(ret && strstr(err, why), "%s refused: %s", str, ret ? err : info.fstr);
 }
 
 static int zero(void *ctx, const char *name, double *value, char *err, size_t len)
@@ -71,7 +81,37 @@ int main(void)
 	evdb = open_cpu("GenuineIntel-6-3C-3", "haswell");
 	expect_config(evdb, "UOPS_ISSUED.ANY", 0x10e);
 	pmuctx_evdb_close(evdb);
+	/* two rows of the x86 mapfile match Zen1; perf takes the first only */
 	evdb = open_cpu("AuthenticAMD-23-1-2", "amdzen1");
+	expect_refused(evdb, "ex_ret_cond_misp", "unknown event 'ex_ret_cond_misp'");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("AuthenticAMD-23-31-0", "amdzen2");
+	expect_config(evdb, "ex_ret_cond_misp", 0xd2);
+	pmuctx_evdb_close(evdb);
+	/* fixed-counter entries encode by name whatever their EventCode (0xA) */
+	evdb = open_cpu("GenuineIntel-6-1C-2", "bonnell");
+	expect_config(evdb, "CPU_CLK_UNHALTED.CORE", 0x3c);
+	expect_config(evdb, "CPU_CLK_UNHALTED.REF", 0x300);
+	expect_config(evdb, "INST_RETIRED.ANY", 0xc0);
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("GenuineIntel-6-55-4", "skylakex");
+	expect_config(evdb, "INST_RETIRED.ANY", 0xc0);
+	expect_config(evdb, "CPU_CLK_UNHALTED.THREAD", 0x3c);
+	expect_config(evdb, "CPU_CLK_UNHALTED.THREAD_ANY", 0x20003c);
+	pmuctx_evdb_close(evdb);
+	/* a name that exists is never its own suggestion */
+	evdb = open_cpu("GenuineIntel-6-8F-4", "sapphirerapids");
+	for (i = 0, bad = 0; i < (uint32_t)pmuctx_evdb_n_metrics(evdb); i++) {
+		struct pmuctx_metric_desc md;
+		char near[128];
+
+		pmuctx_evdb_metric(evdb, i, &md);
+		if (pmuctx_evdb_suggest(evdb, md.name, near, sizeof(near)) && !strcasecmp(near, md.name)) {
+			if (bad++ < 3)
+				diag("%s suggests itself", md.name);
+		}
+	}
+	ok(!bad, "no metric of sapphirerapids is suggested for itself (%u are)", bad);
 	pmuctx_evdb_close(evdb);
 	evdb = open_cpu("0x410fd0c0", "arm/cortex-a76-n1");
 	expect_config(evdb, "BR_MIS_PRED", 0x10);
