@@ -342,8 +342,12 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 	}
 	switch (type) {
 	case PMUCTX_NOT_DERIVED: need_min = need_max = 1; break;
-	/* PAPI adds (or subtracts from the first) any number of events */
-	case PMUCTX_DERIVED_ADD: case PMUCTX_DERIVED_SUB: need_min = 2; need_max = MAX_FIELDS; break;
+	/*
+	 * PAPI adds (or subtracts from the first) any number of events, one
+	 * included: Debian's file defines Cortex-A53's PAPI_L1_DCM as the
+	 * DERIVED_ADD of a single base.
+	 */
+	case PMUCTX_DERIVED_ADD: case PMUCTX_DERIVED_SUB: need_min = 1; need_max = MAX_FIELDS; break;
 	case PMUCTX_DERIVED_PS: need_min = need_max = 2; break;
 	case PMUCTX_DERIVED_ADD_PS: need_min = need_max = 3; break;
 	case PMUCTX_DERIVED_CMPD: need_min = 1; need_max = MAX_FIELDS; break;
@@ -352,7 +356,8 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 	if ((unsigned)n_bases < need_min || (unsigned)n_bases > need_max) {
 		ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
 			       "%s:%d: %s: %s takes %u%s base event%s, %d given", file, line, f[1], f[2],
-			       need_min, need_max > need_min ? " or more" : "", need_min > 1 ? "s" : "",
+			       need_min, need_max > need_min ? " or more" : "",
+			       need_min > 1 || need_max > need_min ? "s" : "",
 			       n_bases);
 		goto fail;
 	}
@@ -440,7 +445,7 @@ fail:
 int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const char *text,
 			       char *err, size_t err_len)
 {
-	char *copy = strdup(text), *line, *next;
+	char *copy = strdup(text), *line, *next, why[700];
 	int lineno = 0, active = 0, list_open = 0, ret = 0;
 
 	if (!copy)
@@ -462,16 +467,16 @@ int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const
 			continue;
 		nf = split_csv(line, f, MAX_FIELDS);
 		if (nf < 0) {
-			ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "%s:%d: %s", file, lineno,
+			ret = ev_error(why, sizeof(why), PMUCTX_EV_ESYNTAX, "%s:%d: %s", file, lineno,
 				       nf == -1 ? "too many fields" : nf == -2 ? "unterminated quote"
 				       : "text after a closing quote");
-			break;
+			goto refused;
 		}
 		if (!strcmp(f[0], "CPU")) {
 			if (nf != 2 || !*f[1]) {
-				ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				ret = ev_error(why, sizeof(why), PMUCTX_EV_ESYNTAX,
 					       "%s:%d: expected CPU,<pmu name>", file, lineno);
-				break;
+				goto refused;
 			}
 			if (!list_open)
 				active = 0;	/* a CPU line after events starts a new list */
@@ -483,27 +488,39 @@ int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const
 		if (!strcmp(f[0], "PRESET") || !strcmp(f[0], "EVENT")) {
 			list_open = 0;
 			if (nf < 3 || !*f[1]) {
-				ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				ret = ev_error(why, sizeof(why), PMUCTX_EV_ESYNTAX,
 					       "%s:%d: expected %s,<name>,<derived type>,<events...>",
 					       file, lineno, f[0]);
-				break;
+				goto refused;
 			}
 			if (parse_type(f[2]) < 0) {
-				ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				ret = ev_error(why, sizeof(why), PMUCTX_EV_ESYNTAX,
 					       "%s:%d: %s: unknown derived type '%s'", file, lineno, f[1], f[2]);
-				break;
+				goto refused;
 			}
 			if (!active)
 				continue;
-			ret = define_event(evdb, file, lineno, f, nf, err, err_len);
+			ret = define_event(evdb, file, lineno, f, nf, why, sizeof(why));
 			if (ret)
-				break;
+				goto refused;
 			continue;
 		}
-		ret = ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+		ret = ev_error(why, sizeof(why), PMUCTX_EV_ESYNTAX,
 			       "%s:%d: unknown command '%s' (expected CPU, PRESET or EVENT)",
 			       file, lineno, f[0]);
-		break;
+refused:
+		/*
+		 * A line we cannot use costs that line, never the file (PAPI
+		 * reports such lines and goes on): it is listed with the
+		 * definitions this CPU cannot count.
+		 */
+		if (ret == -PMUCTX_EV_ENOMEM) {
+			ev_error(err, err_len, PMUCTX_EV_ENOMEM, "%s", why);
+			break;
+		}
+		ret = note_skipped(evdb, why, err, err_len);
+		if (ret)
+			break;
 	}
 	free(copy);
 	return ret;

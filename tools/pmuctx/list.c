@@ -98,7 +98,7 @@ static void list_header(struct pmuctx_evdb *evdb)
 		       "; the others are hidden (list --all shows them)" : "");
 	n = pmuctx_evdb_n_skipped(evdb);
 	if (n)
-		printf("# %d derived event definition%s skipped: this CPU lacks a base event (list --skipped)\n",
+		printf("# %d derived event definition%s skipped (list --skipped says why, line by line)\n",
 		       n, n > 1 ? "s" : "");
 }
 
