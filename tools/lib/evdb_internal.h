@@ -92,8 +92,28 @@ struct generic_event {
 	const char *vendor;	/* prefix of the x86 CPU id, NULL: any */
 	int hw_id;		/* PMUCTX_HW_*, or -1 */
 	const char *targets[3];	/* tried in order: table name, raw code */
+	int needs;		/* GENERIC_NEEDS_*: a PMU feature the CPU must have */
 };
 
+enum {
+	GENERIC_NEEDS_NOTHING,
+	GENERIC_NEEDS_PERF_METRICS,	/* Intel's fixed slots counter and PERF_METRICS */
+	GENERIC_NEEDS_PERF_METRICS_L2,	/* ... with the level-2 topdown fields */
+};
+
+/* 0 if this CPU has what @g needs, else a negative error saying what is missing. */
+int evdb_generic_available(const struct pmuctx_evdb *evdb, const struct generic_event *g,
+			   char *err, size_t err_len);
+
 const struct generic_event *evdb_find_generic(const struct pmuctx_evdb *evdb, const char *name);
+
+/*
+ * perf's generic cache events (lib/cache.c): 1 if @name is not one, 0 with
+ * the raw encoding of this CPU, or a negative error with perf's reason.
+ */
+int evdb_cache_event(const struct pmuctx_evdb *evdb, const char *name, uint64_t *config,
+		     uint64_t *config1, char *err, size_t err_len);
+/* The idx-th cache event name perf lists, or NULL past the last. */
+const char *evdb_cache_name(int idx, char *buf, size_t len);
 
 #endif

@@ -106,7 +106,70 @@ struct mod_state {
 	unsigned long long value[MOD_NR];
 	int set[MOD_NR];		/* given by the user */
 	const char *hw_by[MOD_NR];	/* hard-wired by this unit mask */
+	int precise;			/* perf's :p, :pp, :ppp (precise_ip) */
 };
+
+/*
+ * perf writes modifiers as one word of letters (cycles:upp, .../uk):
+ * u, k, h pick privilege levels as the libpfm booleans do, each p raises
+ * the precise level.  Returns 1 if @tok was such a word, 0 if it is not
+ * one, or a negative error.
+ */
+static int set_user_mod(struct mod_state *ms, enum pmu_kind kind, const char *tok,
+			const char *event, char *err, size_t err_len);
+static int perf_letters(struct mod_state *ms, enum pmu_kind kind, const char *tok,
+			const char *event, char *err, size_t err_len)
+{
+	const char *c;
+	int ret;
+
+	if (!*tok || strspn(tok, "ukhp") != strlen(tok) || (strlen(tok) == 1 && *tok != 'p'))
+		return 0;
+	for (c = tok; *c; c++) {
+		char one[2] = { *c, 0 };
+
+		if (*c == 'p') {
+			ms->precise++;
+			continue;
+		}
+		ret = set_user_mod(ms, kind, one, event, err, err_len);
+		if (ret)
+			return ret;
+	}
+	return 1;
+}
+
+/*
+ * The precise level asks the PMU for the exact instruction of a sample;
+ * counts are the same with or without it.  As perf on the same hardware:
+ * PMUv3 has no precise mode and perf's arm driver accepts the request
+ * without changing anything, so do we; x86 needs PEBS, which the pmuctx
+ * backend does not drive, so the request is refused (perf refuses it too
+ * on a CPU without PEBS).
+ */
+static int check_precise(const struct mod_state *ms, enum pmu_kind kind, const char *event,
+			 char *err, size_t err_len)
+{
+	if (!ms->precise)
+		return 0;
+	if (ms->precise > 3)
+		return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
+				"event %s: precise level %d, perf's levels are :p, :pp and :ppp",
+				event, ms->precise);
+	switch (kind) {
+	case PMU_KIND_ARM64:
+	case PMU_KIND_OTHER_CORE:
+		return 0;
+	case PMU_KIND_X86:
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+				"event %s: precise sampling (:%.*s) needs PEBS, which the pmuctx x86 backend does not use; "
+				"drop the p (the count is the same)", event, ms->precise, "ppp");
+	default:
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+				"event %s: %s events have no precise mode (:%.*s)", event,
+				kind == PMU_KIND_SW ? "software" : "uncore", ms->precise, "ppp");
+	}
+}
 
 static int parse_number(const char *s, size_t len, unsigned long long *v)
 {
@@ -132,7 +195,13 @@ static int set_user_mod(struct mod_state *ms, enum pmu_kind kind, const char *to
 	int id = mod_id(tok, nlen);
 	unsigned long long v = 1;
 	char list[64];
+	int letters;
 
+	if (!eq && id < 0) {
+		letters = perf_letters(ms, kind, tok, event, err, err_len);
+		if (letters)
+			return letters < 0 ? letters : 0;
+	}
 	if (kind == PMU_KIND_SW)
 		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
 				"software event %s counts the task in every mode: it takes no modifier ('%.*s')",
@@ -206,8 +275,10 @@ static int finish_mods(struct mod_state *ms, enum pmu_kind kind, const char *eve
 		       char *err, size_t err_len)
 {
 	int any_priv = is_set(ms, MOD_U) || is_set(ms, MOD_K) || is_set(ms, MOD_H);
-	int i;
+	int i, ret = check_precise(ms, kind, event, err, err_len);
 
+	if (ret)
+		return ret;
 	for (i = 0; i < MOD_NR; i++) {
 		if (is_set(ms, i))
 			continue;
@@ -279,12 +350,61 @@ static int split_tokens(char *s, char **tok, int max)
 	}
 }
 
+/*
+ * perf names PMU instances: armv8_pmuv3_0 (ACPI numbers the core PMUs),
+ * uncore_cha_3, cha_0.  Strip the instance number (and uncore_) when what
+ * remains is one of our PMUs; @name is changed in place and returned.
+ */
+static const char *instance_base(const struct pmuctx_evdb *evdb, char *name)
+{
+	size_t len = strlen(name), digits = 0;
+
+	if (pmuctx_evdb_has_pmu(evdb, name))
+		return name;
+	while (digits < len && isdigit((unsigned char)name[len - digits - 1]))
+		digits++;
+	if (digits && digits < len - 1 && name[len - digits - 1] == '_') {
+		char saved = name[len - digits - 1];
+
+		name[len - digits - 1] = 0;
+		if (pmuctx_evdb_has_pmu(evdb, name))
+			return name;
+		if (!strncmp(name, "uncore_", 7) && pmuctx_evdb_has_pmu(evdb, name + 7))
+			return name + 7;
+		name[len - digits - 1] = saved;
+	}
+	if (!strncmp(name, "uncore_", 7) && pmuctx_evdb_has_pmu(evdb, name + 7))
+		return name + 7;
+	return name;
+}
+
+/* perf's PMUs that count a CPU or a package, never a task. */
+static const char *const system_wide_pmus[] = {
+	"cstate_core", "cstate_pkg", "power", "uncore_", "cha", "imc", "iio", "irp", "m2m",
+	"m3upi", "upi", "cbox", "qpi", "arb", "hv_24x7", "amd_df", "amd_l3", NULL
+};
+
 static int find_pmu(const struct pmuctx_evdb *evdb, const char *pmu, char *err, size_t err_len)
 {
-	if (!pmuctx_evdb_has_pmu(evdb, pmu))
+	char base[64];
+	int i;
+
+	snprintf(base, sizeof(base), "%s", pmu);
+	if (pmuctx_evdb_has_pmu(evdb, instance_base(evdb, base)))
+		return 0;
+	if (!strcasecmp(pmu, "msr"))
 		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_PMU,
-				"unknown PMU '%s' (this CPU has %s and sw)", pmu, evdb->core_pmu);
-	return 0;
+				"perf's msr PMU (tsc, aperf, mperf, smi, pperf) has no pmuctx counterpart: "
+				"perf's kernel reads those registers at each context switch, pmuctx does not "
+				"(in metrics, msr@tsc@ is task-clock at the TSC rate)");
+	for (i = 0; system_wide_pmus[i]; i++)
+		if (!strncasecmp(pmu, system_wide_pmus[i], strlen(system_wide_pmus[i])))
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_PMU,
+					"PMU '%s' counts a CPU or a package, not a task (perf allows it only "
+					"system-wide, -a); pmuctx counts tasks and has no %s events for CPU %s",
+					pmu, pmu, evdb->cpuid);
+	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_PMU,
+			"unknown PMU '%s' (this CPU has %s and sw)", pmu, evdb->core_pmu);
 }
 
 static const char *canonical_pmu(const struct pmuctx_evdb *evdb, const char *pmu)
@@ -311,17 +431,139 @@ static void fill_raw_fstr(struct pmuctx_event_info *info, const char *pmu,
 	append_mods(info->fstr, sizeof(info->fstr), ms, kind);
 }
 
-/* pmu/term=value,.../[ukh] or .../:mods */
+/*
+ * perf's sysfs format of each core PMU (/sys/bus/event_source/devices/
+ * PMU/format): the terms of pmu/term=value,.../ and the bits they set.
+ */
+struct format_field {
+	const char *name;
+	uint8_t word;		/* 0: config, 1: config1 */
+	uint8_t lo, hi;		/* bits of the value's low part */
+	uint8_t lo2, hi2;	/* bits of its high part (AMD event[11:8]), or 0, 0 */
+};
+
+static const struct format_field intel_format[] = {
+	{ "event", 0, 0, 7, 0, 0 }, { "umask", 0, 8, 15, 0, 0 }, { "edge", 0, 18, 18, 0, 0 },
+	{ "pc", 0, 19, 19, 0, 0 }, { "any", 0, 21, 21, 0, 0 }, { "inv", 0, 23, 23, 0, 0 },
+	{ "cmask", 0, 24, 31, 0, 0 }, { "in_tx", 0, 32, 32, 0, 0 }, { "in_tx_cp", 0, 33, 33, 0, 0 },
+	{ "offcore_rsp", 1, 0, 63, 0, 0 }, { "ldlat", 1, 0, 15, 0, 0 }, { "frontend", 1, 0, 23, 0, 0 },
+	{ NULL, 0, 0, 0, 0, 0 }
+};
+static const struct format_field amd_format[] = {
+	{ "event", 0, 0, 7, 32, 35 }, { "umask", 0, 8, 15, 0, 0 }, { "edge", 0, 18, 18, 0, 0 },
+	{ "inv", 0, 23, 23, 0, 0 }, { "cmask", 0, 24, 31, 0, 0 },
+	{ NULL, 0, 0, 0, 0, 0 }
+};
+static const struct format_field pmuv3_format[] = {
+	{ "event", 0, 0, 15, 0, 0 }, { "long", 1, 0, 0, 0, 0 },
+	{ NULL, 0, 0, 0, 0, 0 }
+};
+/* uncore units: encoded as event | umask << 8, like their named events */
+static const struct format_field uncore_format[] = {
+	{ "event", 0, 0, 7, 0, 0 }, { "umask", 0, 8, 15, 0, 0 },
+	{ NULL, 0, 0, 0, 0, 0 }
+};
+static const struct format_field sw_format[] = { { NULL, 0, 0, 0, 0, 0 } };
+
+static const struct format_field *pmu_format(const struct pmuctx_evdb *evdb, enum pmu_kind kind)
+{
+	switch (kind) {
+	case PMU_KIND_X86:
+		return !strncmp(evdb->cpuid, "AuthenticAMD", 12) || !strncmp(evdb->cpuid, "HygonGenuine", 12)
+			? amd_format : intel_format;
+	case PMU_KIND_ARM64:
+	case PMU_KIND_OTHER_CORE:
+		return pmuv3_format;
+	case PMU_KIND_UNCORE:
+		return uncore_format;
+	default:
+		return sw_format;
+	}
+}
+
+static uint64_t bits(unsigned lo, unsigned hi)
+{
+	return (hi - lo == 63 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1)) << lo;
+}
+
+/* Set a format field in config/config1; 0 or -1 if the value does not fit. */
+static int set_field(const struct format_field *f, unsigned long long v, uint64_t word[2])
+{
+	unsigned low_width = f->hi - f->lo + 1;
+	unsigned long long high = low_width >= 64 ? 0 : v >> low_width;
+	unsigned high_width = f->hi2 ? f->hi2 - f->lo2 + 1 : 0;
+
+	if (high && (!high_width || high >> high_width))
+		return -1;
+	word[f->word] = (word[f->word] & ~bits(f->lo, f->hi)) | ((v << f->lo) & bits(f->lo, f->hi));
+	if (high_width)
+		word[f->word] = (word[f->word] & ~bits(f->lo2, f->hi2)) | (high << f->lo2);
+	return 0;
+}
+
+static void format_names(const struct format_field *fmt, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (; fmt->name; fmt++)
+		append(buf, len, "%s, ", fmt->name);
+	append(buf, len, "config, config1, name");
+}
+
+/*
+ * perf's terms that are not part of what a counter counts: refused with
+ * what they are, rather than as unknown.
+ */
+static const char *const sampling_terms[] = {
+	"period", "freq", "call-graph", "stack-size", "max-stack", "inherit", "no-inherit",
+	"overwrite", "no-overwrite", "percore", "aux-output", "aux-sample-size", "time",
+	"branch_type", "config2", NULL
+};
+
+/* A field of some PMU's format (any, pc, ldlat, ...), if not of this one. */
+static int is_format_term(const char *term)
+{
+	static const struct format_field *const formats[] = {
+		intel_format, amd_format, pmuv3_format, uncore_format,
+	};
+	const struct format_field *f;
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		for (f = formats[i]; f->name; f++)
+			if (!strcasecmp(f->name, term))
+				return 1;
+	return 0;
+}
+
+static int is_sampling_term(const char *term)
+{
+	int i;
+
+	for (i = 0; sampling_terms[i]; i++)
+		if (!strcasecmp(term, sampling_terms[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * perf's PMU syntax  pmu/term[=value],.../[modifiers]  (also .../:mods).
+ * Terms are the PMU's sysfs format fields, config and config1, and at
+ * most one event name (a table event, EVENT.UMASK, or a sysfs event such
+ * as slots), which is encoded first; the other terms then set their bits
+ * over it, whatever their order, as perf applies an alias's terms before
+ * the user's.
+ */
 static int encode_slash(const struct pmuctx_evdb *evdb, char *s, struct pmuctx_event_info *info,
 			char *err, size_t err_len)
 {
-	char *slash = strchr(s, '/'), *close, *terms, *term, *mods;
+	char *slash = strchr(s, '/'), *close, *terms, *term, *mods, *alias = NULL;
+	char pmu_buf[64], list[160], scan[PMUCTX_FSTR_MAX * 2];
 	const char *pmu;
+	const struct format_field *fmt;
 	enum pmu_kind kind;
 	struct mod_state ms = { 0 };
-	unsigned long long event = 0, umask = 0, edge = 0, inv = 0, any = 0, cmask = 0;
-	unsigned long long config = 0, config1 = 0;
-	int have_event = 0, have_config = 0, ret;
+	uint64_t word[2] = { 0, 0 };
+	int ret, type = -1, have_config = 0, have_fields = 0;
 
 	*slash = 0;
 	close = strrchr(slash + 1, '/');
@@ -329,62 +571,120 @@ static int encode_slash(const struct pmuctx_evdb *evdb, char *s, struct pmuctx_e
 		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
 				"missing closing '/' in '%s/%s'", s, slash + 1);
 	*close = 0;
-	terms = slash + 1;
 	mods = close + 1;
 	ret = find_pmu(evdb, s, err, err_len);
 	if (ret)
 		return ret;
-	pmu = canonical_pmu(evdb, s);
+	if (strlen(s) >= sizeof(pmu_buf))
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "PMU name too long in '%s/'", s);
+	strcpy(pmu_buf, s);
+	pmu = canonical_pmu(evdb, instance_base(evdb, pmu_buf));
 	kind = evdb_pmu_kind(evdb, pmu);
+	fmt = pmu_format(evdb, kind);
+
+	/* the event name, if one is given, sets the starting encoding */
+	if (strlen(slash + 1) >= sizeof(scan))
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "event string too long");
+	strcpy(scan, slash + 1);
+	terms = scan;
 	while ((term = strsep(&terms, ",")) != NULL) {
-		char *eq = strchr(term, '=');
-		unsigned long long v = 1, max = ~0ULL, *dst;
+		const struct format_field *f;
+		struct pmuctx_event_info named;
+		char full[PMUCTX_FSTR_MAX];
 
 		if (!*term)
 			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX, "empty term in %s/.../", pmu);
+		if (strchr(term, '='))
+			continue;
+		for (f = fmt; f->name && strcasecmp(f->name, term); f++)
+			;
+		if (f->name || is_sampling_term(term))
+			continue;
+		if (alias)
+			return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+					"%s/.../ names two events, %s and %s", pmu, alias, term);
+		if (is_format_term(term)) {
+			format_names(fmt, list, sizeof(list));
+			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+					"unknown term '%s' for PMU %s: not in its format on CPU %s (terms: %s)",
+					term, pmu, evdb->cpuid, list);
+		}
+		alias = term;
+		snprintf(full, sizeof(full), "%s::%s", pmu, term);
+		ret = pmuctx_event_encode(evdb, full, &named, err, err_len);
+		if (ret)
+			return ret;
+		word[0] = named.enc.config;
+		word[1] = named.enc.config1;
+		type = named.enc.type;
+		info->name = named.name;
+		info->desc = named.desc;
+		info->event_index = named.event_index;
+	}
+	if (type == PMUCTX_TYPE_HARDWARE && strchr(slash + 1, ','))
+		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
+				"%s/%s/: %s is a hardware-generic event; other terms cannot change it",
+				pmu, slash + 1, alias);
+
+	terms = slash + 1;
+	while ((term = strsep(&terms, ",")) != NULL) {
+		char *eq = strchr(term, '=');
+		unsigned long long v = 1;
+		const struct format_field *f;
+
+		if (alias && !strcmp(term, alias))
+			continue;
 		if (eq) {
 			*eq = 0;
+			if (!strcasecmp(term, "name"))
+				continue;	/* perf's display name: a label, nothing to count */
 			if (parse_number(eq + 1, strlen(eq + 1), &v))
 				return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
 						"term %s of %s: '%s' is not a number", term, pmu, eq + 1);
 		}
-		if (!strcasecmp(term, "config"))
-			dst = &config, have_config = 1;
-		else if (!strcasecmp(term, "config1") && kind != PMU_KIND_SW)
-			dst = &config1;
-		else if (!strcasecmp(term, "event") && kind != PMU_KIND_SW)
-			dst = &event, have_event = 1,
-			max = kind == PMU_KIND_X86 ? 0xfff : 0xffff;
-		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "umask"))
-			dst = &umask, max = 0xff;
-		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "edge"))
-			dst = &edge, max = 1;
-		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "inv"))
-			dst = &inv, max = 1;
-		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "any"))
-			dst = &any, max = 1;
-		else if (kind == PMU_KIND_X86 && !strcasecmp(term, "cmask"))
-			dst = &cmask, max = 0xff;
-		else
+		if (is_sampling_term(term))
 			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
-					"unknown term '%s' for PMU %s (terms: %s)", term, pmu,
-					kind == PMU_KIND_X86 ? "event, umask, edge, inv, any, cmask, config, config1" :
-					kind == PMU_KIND_SW ? "config" : "event, config, config1");
-		if (v > max)
+					"term '%s' of %s/.../ configures sampling or inheritance, not what is counted: "
+					"pmuctx event strings take only the counted event (set it through the counter's attributes)",
+					term, pmu);
+		if (!strcasecmp(term, "config") || !strcasecmp(term, "config1")) {
+			if (kind == PMU_KIND_SW && strcasecmp(term, "config"))
+				goto unknown;
+			word[!strcasecmp(term, "config1")] = v;
+			have_config |= !strcasecmp(term, "config");
+			continue;
+		}
+		have_fields = 1;
+		for (f = fmt; f->name && strcasecmp(f->name, term); f++)
+			;
+		if (!f->name)
+			goto unknown;
+		if (set_field(f, v, word))
 			return ev_error(err, err_len, PMUCTX_EV_EBAD_VALUE,
-					"term %s=0x%llx of %s out of range (max 0x%llx)", term, v, pmu, max);
-		*dst = v;
+					"term %s=0x%llx of %s out of range (%u bits)", term, v, pmu,
+					f->hi - f->lo + 1 + (f->hi2 ? f->hi2 - f->lo2 + 1 : 0));
+		continue;
+unknown:
+		format_names(fmt, list, sizeof(list));
+		return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
+				"unknown term '%s' for PMU %s: not an event of table %s nor a term (terms: %s)",
+				term, pmu, pmuctx_evdb_table(evdb) ? pmuctx_evdb_table(evdb) : "(none)", list);
 	}
-	if (have_event && have_config)
+	/* config replaces what the fields would set: one or the other */
+	if (have_config && (have_fields || alias))
 		return ev_error(err, err_len, PMUCTX_EV_ESYNTAX,
-				"%s/.../: give either config or event, not both", pmu);
+				"%s/.../: give either config or event (an event name or its fields), not both", pmu);
 	if (*mods == ':')
 		mods++;
-	/* perf-style letters ("/uk") or libpfm-style ":u=1:k=0" */
+	/* perf-style letters ("/uk", "/upp") or libpfm-style ":u=1:k=0" */
 	if (*mods && !strchr(mods, '=') && !strchr(mods, ':')) {
 		for (; *mods; mods++) {
 			char tok[2] = { *mods, 0 };
 
+			if (*mods == 'p') {
+				ms.precise++;
+				continue;
+			}
 			ret = set_user_mod(&ms, kind, tok, pmu, err, err_len);
 			if (ret)
 				return ret;
@@ -395,9 +695,10 @@ static int encode_slash(const struct pmuctx_evdb *evdb, char *s, struct pmuctx_e
 		while ((m = strsep(&mods, ":")) != NULL) {
 			int id = mod_id(m, strcspn(m, "="));
 
-			if (id != MOD_U && id != MOD_K && id != MOD_H)
+			if (id != MOD_U && id != MOD_K && id != MOD_H &&
+			    (strchr(m, '=') || strspn(m, "ukhp") != strlen(m)))
 				return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
-						"raw events accept only u, k and h modifiers, not '%s'", m);
+						"raw events accept only u, k and h modifiers (and perf's p), not '%s'", m);
 			ret = set_user_mod(&ms, kind, m, pmu, err, err_len);
 			if (ret)
 				return ret;
@@ -406,21 +707,19 @@ static int encode_slash(const struct pmuctx_evdb *evdb, char *s, struct pmuctx_e
 	ret = finish_mods(&ms, kind, pmu, err, err_len);
 	if (ret)
 		return ret;
-	if (!have_config) {
-		struct mod_state raw = { 0 };
-
-		raw.value[MOD_E] = edge;
-		raw.value[MOD_I] = inv;
-		raw.value[MOD_T] = any;
-		raw.value[MOD_C] = cmask;
-		config = kind == PMU_KIND_X86 ? x86_config(event, umask, &raw) : event;
-	}
-	info->enc.type = kind == PMU_KIND_SW ? PMUCTX_TYPE_SOFTWARE : PMUCTX_TYPE_RAW;
-	info->enc.config = config;
-	info->enc.config1 = config1;
+	/* a named software or hardware-generic event keeps its type */
+	info->enc.type = type >= 0 ? (uint32_t)type :
+			 kind == PMU_KIND_SW ? PMUCTX_TYPE_SOFTWARE : PMUCTX_TYPE_RAW;
+	info->enc.config = word[0];
+	info->enc.config1 = word[1];
 	encode_priv(&info->enc, &ms, kind);
 	info->pmu = pmu;
 	fill_raw_fstr(info, pmu, &ms, kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+	if (info->enc.type == PMUCTX_TYPE_HARDWARE) {
+		snprintf(info->fstr, sizeof(info->fstr), "%s", alias);
+		append_mods(info->fstr, sizeof(info->fstr), &ms,
+			    kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+	}
 	return 0;
 }
 
@@ -493,7 +792,8 @@ static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int
 			chosen[found / 8] |= 1 << (found % 8);
 			continue;
 		}
-		if (!strchr(s, '=') && mod_id(s, strlen(s)) < 0) {
+		if (!strchr(s, '=') && mod_id(s, strlen(s)) < 0 &&
+		    (strspn(s, "ukhp") != strlen(s) || (!strchr(s, 'p') && strlen(s) == 1))) {
 			char mods[64];
 
 			list_umasks(evdb, ev, -1, list, sizeof(list));
@@ -602,9 +902,11 @@ static int parse_priv_mods(struct mod_state *ms, enum pmu_kind kind, char **tok,
 	for (i = 0; i < ntok; i++) {
 		int id = mod_id(tok[i], strcspn(tok[i], "="));
 
-		if (kind != PMU_KIND_SW && id != MOD_U && id != MOD_K && id != MOD_H)
+		if (kind != PMU_KIND_SW && id != MOD_U && id != MOD_K && id != MOD_H &&
+		    (strchr(tok[i], '=') || strspn(tok[i], "ukhp") != strlen(tok[i])))
 			return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_MOD,
-					"%s accepts only u, k and h modifiers, not '%s'", event, tok[i]);
+					"%s accepts only u, k and h modifiers (and perf's p), not '%s'",
+					event, tok[i]);
 		ret = set_user_mod(ms, kind, tok[i], event, err, err_len);
 		if (ret)
 			return ret;
@@ -617,8 +919,10 @@ static int encode_generic(const struct pmuctx_evdb *evdb, const struct generic_e
 			  char *err, size_t err_len)
 {
 	char target[PMUCTX_FSTR_MAX];
-	int i, t, ret;
+	int i, t, ret = evdb_generic_available(evdb, g, err, err_len);
 
+	if (ret)
+		return ret;
 	if (g->hw_id >= 0) {
 		enum pmu_kind kind = evdb_pmu_kind(evdb, evdb->core_pmu);
 		struct mod_state ms = { 0 };
@@ -649,6 +953,33 @@ static int encode_generic(const struct pmuctx_evdb *evdb, const struct generic_e
 	}
 	return ev_error(err, err_len, PMUCTX_EV_EUNKNOWN_EVENT,
 			"generic event %s: no encoding for CPU %s", g->name, evdb->cpuid);
+}
+
+/* 1 if tok[0] is not a cache event name, else encode it (0) or say why not. */
+static int encode_cache(const struct pmuctx_evdb *evdb, char **tok, int ntok,
+			struct pmuctx_event_info *info, char *err, size_t err_len)
+{
+	enum pmu_kind kind = evdb_pmu_kind(evdb, evdb->core_pmu);
+	struct mod_state ms = { 0 };
+	uint64_t config, config1;
+	int ret = evdb_cache_event(evdb, tok[0], &config, &config1, err, err_len);
+
+	if (ret)
+		return ret;
+	ret = parse_priv_mods(&ms, kind, tok + 1, ntok - 1, tok[0], err, err_len);
+	if (ret)
+		return ret;
+	info->enc.type = PMUCTX_TYPE_RAW;
+	info->enc.config = config;
+	info->enc.config1 = config1;
+	encode_priv(&info->enc, &ms, kind);
+	info->pmu = evdb->core_pmu;
+	info->name = NULL;
+	info->desc = "perf generic hardware cache event";
+	snprintf(info->fstr, sizeof(info->fstr), "%s", tok[0]);
+	append_mods(info->fstr, sizeof(info->fstr), &ms,
+		    kind == PMU_KIND_X86 ? PMU_KIND_ARM64 : kind);
+	return 0;
 }
 
 static int unknown_event(const struct pmuctx_evdb *evdb, const char *name, const char *pmu,
@@ -703,6 +1034,7 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 		ret = find_pmu(evdb, pmu, err, err_len);
 		if (ret)
 			return ret;
+		memmove(pmu, instance_base(evdb, pmu), strlen(instance_base(evdb, pmu)) + 1);
 	}
 	ntok = split_tokens(s, tok, MAX_TOKENS);
 	if (ntok < 0)
@@ -721,6 +1053,13 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 
 		if (g)
 			return encode_generic(evdb, g, tok + 1, ntok - 1, info, err, err_len);
+	}
+
+	/* perf's generic cache events, mapped as this CPU's kernel maps them */
+	if (!*pmu || evdb_pmu_kind(evdb, pmu) != PMU_KIND_UNCORE) {
+		ret = encode_cache(evdb, tok, ntok, info, err, err_len);
+		if (ret <= 0)
+			return ret;
 	}
 
 	/* raw code: r<hex> on the core (or named) PMU */

@@ -83,6 +83,7 @@ int pmuctx_evdb_suggest(const struct pmuctx_evdb *evdb, const char *name, char *
 {
 	struct suggestion s = { .buf = buf, .len = len };
 	const char *sep = strstr(name, "::"), *gname, *means;
+	char cache_name[64];
 	int i, n;
 	unsigned int u;
 
@@ -108,6 +109,8 @@ int pmuctx_evdb_suggest(const struct pmuctx_evdb *evdb, const char *name, char *
 	}
 	for (i = 0; !pmuctx_evdb_generic(evdb, i, &gname, &means); i++)
 		consider(&s, NULL, gname);
+	for (i = 0; evdb_cache_name(i, cache_name, sizeof(cache_name)); i++)
+		consider(&s, NULL, cache_name);
 	n = pmuctx_evdb_n_derived(evdb);
 	for (i = 0; i < n; i++)
 		consider(&s, NULL, evdb->derived[i].name);

@@ -99,6 +99,66 @@ int main(void)
 	expect_config(evdb, "CPU_CLK_UNHALTED.THREAD", 0x3c);
 	expect_config(evdb, "CPU_CLK_UNHALTED.THREAD_ANY", 0x20003c);
 	pmuctx_evdb_close(evdb);
+	/* perf's PMU syntax: event names as terms, sysfs format fields */
+	evdb = open_cpu("GenuineIntel-6-55-4", "skylakex");
+	expect_config(evdb, "cpu/INST_RETIRED.ANY/", 0xc0);
+	expect_config(evdb, "cpu/UOPS_EXECUTED.CORE,cmask=1/", 0x10002b1);
+	expect_config(evdb, "cpu/cmask=1,UOPS_EXECUTED.CORE,inv/", 0x18002b1);
+	expect_config(evdb, "cpu/event=0x3c,umask=0,cmask=1/", 0x100003c);
+	expect_config(evdb, "cpu/event=0xc0,edge,pc,any/u", 0x2c00c0);
+	expect_config(evdb, "cpu/event=0xcd,umask=0x1,ldlat=3/", 0x1cd);
+	expect_refused(evdb, "cpu/event=0x3c,period=1000/", "configures sampling");
+	expect_refused(evdb, "cpu/event=0x1c0/", "out of range");
+	expect_refused(evdb, "cpu/NO_SUCH.EVENT/", "unknown event 'NO_SUCH.EVENT'");
+	expect_refused(evdb, "cpu/bogus=1/", "unknown term 'bogus'");
+	/* precise levels: x86 needs PEBS, which the backend does not use */
+	expect_refused(evdb, "INST_RETIRED.ANY:p", "needs PEBS");
+	expect_refused(evdb, "cycles:ppp", "needs PEBS");
+	expect_refused(evdb, "cycles:pppp", "perf's levels are :p, :pp and :ppp");
+	expect_config(evdb, "cycles:uk", PMUCTX_HW_CPU_CYCLES);
+	/* perf's generic cache events, from the kernel's Skylake map */
+	expect_config(evdb, "L1-dcache-load-misses", 0x151);
+	expect_config(evdb, "L1-dcache-loads", 0x81d0);
+	expect_config(evdb, "dTLB-load-misses", 0xe08);
+	expect_config(evdb, "branch-load-misses", 0xc5);
+	expect_config(evdb, "LLC-loads", 0x1b7);
+	expect_config(evdb, "l1d-read-miss", 0x151);
+	expect_refused(evdb, "L1-icache-stores", "perf has no store operation for L1-icache");
+	expect_refused(evdb, "L1-dcache-prefetch-misses", "has no event for it");
+	expect_refused(evdb, "L1-icache-loads", "has no event for it");
+	/* sysfs topdown events exist only with PERF_METRICS */
+	expect_refused(evdb, "topdown-fe-bound", "needs Intel's PERF_METRICS");
+	expect_refused(evdb, "cstate_core/c6-residency/", "counts a CPU or a package, not a task");
+	expect_refused(evdb, "msr/tsc/", "msr PMU");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("GenuineIntel-6-7D-1", "icelake");
+	expect_config(evdb, "slots", 0x400);
+	expect_config(evdb, "cpu/topdown-be-bound/", 0x8300);
+	expect_refused(evdb, "iTLB-loads", "refuses it (EINVAL)");
+	expect_refused(evdb, "topdown-heavy-ops", "level-2 topdown fields");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("GenuineIntel-6-8F-4", "sapphirerapids");
+	expect_config(evdb, "topdown-heavy-ops", 0x8400);
+	expect_config(evdb, "LLC-load-misses", 0x12a);
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("AuthenticAMD-23-31-0", "amdzen2");
+	expect_config(evdb, "cpu/event=0x1c0/", 0x1000000c0ULL);
+	expect_config(evdb, "L1-dcache-load-misses", 0xc860);
+	expect_refused(evdb, "LLC-loads", "has no event for it");
+	expect_refused(evdb, "cpu/event=0xc0,any/", "unknown term 'any'");
+	pmuctx_evdb_close(evdb);
+	/* arm64: perf's PMU instance names, and :p accepted as perf's driver does */
+	evdb = open_cpu("0x410fd0c0", "arm/cortex-a76-n1");
+	expect_config(evdb, "armv8_pmuv3_0/event=0x11/", 0x11);
+	expect_config(evdb, "armv8_pmuv3_0/CPU_CYCLES/", 0x11);
+	expect_config(evdb, "armv8_pmuv3_0::INST_RETIRED", 0x08);
+	expect_config(evdb, "CPU_CYCLES:ppp", 0x11);
+	expect_config(evdb, "L1-dcache-load-misses", 0x03);
+	expect_refused(evdb, "node-loads", "has no event for it");
+	pmuctx_evdb_close(evdb);
+	evdb = open_cpu("0x00000000410fd070", "arm/cortex-a57-a72");
+	expect_config(evdb, "L1-dcache-store-misses", 0x43);
+	pmuctx_evdb_close(evdb);
 	/* a name that exists is never its own suggestion */
 	evdb = open_cpu("GenuineIntel-6-8F-4", "sapphirerapids");
 	for (i = 0, bad = 0; i < (uint32_t)pmuctx_evdb_n_metrics(evdb); i++) {
