@@ -74,6 +74,9 @@ const struct pmuctx_mod_desc *evdb_kind_mods(enum pmu_kind kind, int *count);
 
 #define EVDB_STR(evdb, off) PMU_DB_STR((evdb)->db, off)
 
+/* The PMU a "pmu/.../" or "pmu::..." string names, as one of ours, or NULL. */
+const char *evdb_string_pmu(const struct pmuctx_evdb *evdb, const char *str, char *buf, size_t len);
+
 /* Expression engine shared by metrics and PAPI infix formulas. */
 struct expr;
 int expr_parse(const char *text, struct expr **out, char *err, size_t err_len);

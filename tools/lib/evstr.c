@@ -378,6 +378,23 @@ static const char *instance_base(const struct pmuctx_evdb *evdb, char *name)
 	return name;
 }
 
+/*
+ * The PMU a "pmu/.../" or "pmu::..." string names, as one of ours
+ * (instance number dropped), or NULL when it names none.
+ */
+const char *evdb_string_pmu(const struct pmuctx_evdb *evdb, const char *str, char *buf, size_t len)
+{
+	size_t n = strcspn(str, "/:");
+
+	if (!str[n] || (str[n] == ':' && str[n + 1] != ':') || n + 1 > len || !n)
+		return NULL;
+	memcpy(buf, str, n);
+	buf[n] = 0;
+	str = instance_base(evdb, buf);
+	memmove(buf, str, strlen(str) + 1);
+	return pmuctx_evdb_has_pmu(evdb, buf) ? buf : NULL;
+}
+
 /* perf's PMUs that count a CPU or a package, never a task. */
 static const char *const system_wide_pmus[] = {
 	"cstate_core", "cstate_pkg", "power", "uncore_", "cha", "imc", "iio", "irp", "m2m",
@@ -955,6 +972,51 @@ static int encode_generic(const struct pmuctx_evdb *evdb, const struct generic_e
 			"generic event %s: no encoding for CPU %s", g->name, evdb->cpuid);
 }
 
+static int has_umask(const struct pmuctx_evdb *evdb, int idx, const char *name)
+{
+	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
+	unsigned i;
+
+	for (i = 0; i < ev->n_umasks; i++)
+		if (!strcasecmp(EVDB_STR(evdb, evdb->db->umasks[ev->first_umask + i].name), name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Hybrid Intel parts have an event of the same name on cpu_core and
+ * cpu_atom with different unit masks (UOPS_RETIRED.FPDIV is cpu_atom's):
+ * a bare name takes the core PMU's unless only the other one has every
+ * unit mask given.
+ */
+static int event_has_umasks(const struct pmuctx_evdb *evdb, int idx, char **tok, int ntok)
+{
+	int t;
+
+	for (t = 0; t < ntok; t++) {
+		const char *u = tok[t];
+
+		if (!strchr(u, '=') && mod_id(u, strlen(u)) < 0 && strspn(u, "ukhp") != strlen(u) &&
+		    !has_umask(evdb, idx, u))
+			return 0;
+	}
+	return 1;
+}
+
+static int hybrid_event_with_umasks(const struct pmuctx_evdb *evdb, int idx, char **tok, int ntok)
+{
+	const char *name = EVDB_STR(evdb, evdb_event_ptr(evdb, idx)->name);
+	int i, n = pmuctx_evdb_n_events(evdb);
+
+	if (event_has_umasks(evdb, idx, tok, ntok))
+		return idx;
+	for (i = 0; i < n; i++)
+		if (i != idx && !strcasecmp(EVDB_STR(evdb, evdb_event_ptr(evdb, i)->name), name) &&
+		    evdb_event_kind(evdb, i) == PMU_KIND_X86 && event_has_umasks(evdb, i, tok, ntok))
+			return i;
+	return idx;
+}
+
 /* 1 if tok[0] is not a cache event name, else encode it (0) or say why not. */
 static int encode_cache(const struct pmuctx_evdb *evdb, char **tok, int ntok,
 			struct pmuctx_event_info *info, char *err, size_t err_len)
@@ -1044,6 +1106,8 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 
 	/* named event, exact first (names may contain dots) */
 	idx = evdb_find_event(evdb, tok[0], pmu, 0);
+	if (idx >= 0 && !*pmu)
+		idx = hybrid_event_with_umasks(evdb, idx, tok + 1, ntok - 1);
 	if (idx >= 0)
 		return encode_named(evdb, idx, tok + 1, ntok - 1, info, err, err_len);
 
@@ -1088,6 +1152,13 @@ int pmuctx_event_encode(const struct pmuctx_evdb *evdb, const char *str,
 	if (dot && dot != tok[0] && dot[1]) {
 		*dot = 0;
 		idx = evdb_find_event(evdb, tok[0], pmu, 1);
+		if (idx >= 0 && !*pmu) {
+			char *wanted[MAX_TOKENS + 1];
+
+			wanted[0] = dot + 1;
+			memcpy(wanted + 1, tok + 1, (ntok - 1) * sizeof(*tok));
+			idx = hybrid_event_with_umasks(evdb, idx, wanted, ntok);
+		}
 		if (idx >= 0) {
 			tok[0] = dot + 1;
 			return encode_named(evdb, idx, tok, ntok, info, err, err_len);

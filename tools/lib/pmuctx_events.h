@@ -190,6 +190,21 @@ int pmuctx_metric_eval(const struct pmuctx_evdb *evdb, const char *metric,
 int pmuctx_metric_names(const struct pmuctx_evdb *evdb, const char *metric,
 			int (*fn)(void *ctx, const char *name), void *ctx);
 
+/*
+ * What a name of a metric expression (one pmuctx_metric_names() passes)
+ * is here: PMUCTX_LEAF_EVENT with @info filled (perf's pmu@event\,term\=v@
+ * spelling and escapes understood), PMUCTX_LEAF_CONSTANT for perf's
+ * constants the caller supplies (duration_time in seconds, #smt_on,
+ * #core_wide, #num_packages, #num_cores, #num_dies, #num_cpus,
+ * #num_cpus_online, #SYSTEM_TSC_FREQ in Hz), or a negative error saying
+ * exactly what is missing (an event the CPU lacks, an uncore or
+ * system-wide PMU, which count no task).  The walk and the evaluation
+ * turn perf's msr@tsc@ into task-clock at #SYSTEM_TSC_FREQ.
+ */
+enum { PMUCTX_LEAF_EVENT, PMUCTX_LEAF_CONSTANT };
+int pmuctx_metric_leaf(const struct pmuctx_evdb *evdb, const char *name,
+		       struct pmuctx_event_info *info, char *err, size_t err_len);
+
 /* Evaluate a free-standing expression with the same rules. */
 int pmuctx_expr_eval_string(const struct pmuctx_evdb *evdb, const char *expr,
 			    pmuctx_value_fn lookup, void *ctx, double *value,

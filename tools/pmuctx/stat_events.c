@@ -336,34 +336,17 @@ struct metric_walk {
 	size_t err_len;
 };
 
-/* perf writes pmu@event@ inside expressions; we write pmu::event. */
-static void metric_event_name(const char *name, char *buf, size_t len)
-{
-	const char *at = strchr(name, '@');
-
-	if (at && at[1] && name[strlen(name) - 1] == '@')
-		snprintf(buf, len, "%.*s::%.*s", (int)(at - name), name,
-			 (int)(strlen(at + 1) - 1), at + 1);
-	else
-		snprintf(buf, len, "%s", name);
-}
-
-static int metric_is_constant(const char *name)
-{
-	return !strcasecmp(name, "duration_time") || name[0] == '#';
-}
-
+/* Count what a metric needs: its events (constants need no counter). */
 static int metric_need(void *ctx, const char *name)
 {
 	struct metric_walk *mw = ctx;
-	char ev[STAT_NAME_MAX];
+	struct pmuctx_event_info info;
+	char why[256];
 
-	if (metric_is_constant(name))
-		return 0;
-	metric_event_name(name, ev, sizeof(ev));
 	/* an event the CPU lacks makes the metric <not supported>, later */
-	if (native_counter(mw->st, ev, -1, 1, mw->err, mw->err_len) < 0)
+	if (pmuctx_metric_leaf(mw->st->evdb, name, &info, why, sizeof(why)) != PMUCTX_LEAF_EVENT)
 		return 0;
+	native_counter(mw->st, info.fstr, -1, 1, mw->err, mw->err_len);
 	return 0;
 }
 
@@ -703,27 +686,76 @@ struct eval_ctx {
 	enum stat_status missing;	/* why a needed event has no value */
 };
 
+/* The TSC rate: CPUID leaf 0x15 (crystal clock and ratio), else the model name's "@ N GHz". */
+static double tsc_hz(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	FILE *f;
+	char line[256];
+	double ghz = 0;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	if (a >= 0x15) {
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x15), "c"(0));
+		if (a && b && c)
+			return (double)c * b / a;
+	}
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f) && !ghz) {
+		char *at = strrchr(line, '@');
+
+		if (!strncmp(line, "model name", 10) && at)
+			ghz = strtod(at + 1, NULL);
+	}
+	if (f)
+		fclose(f);
+	return ghz * 1e9;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * perf's constants.  A task's counters see one hardware thread: #smt_on
+ * reads 0 (the safe reading) and #core_wide 0 (perf's value when not
+ * counting system-wide); the topology counts are 1 (a task's metrics are
+ * per thread); #SYSTEM_TSC_FREQ is the TSC's rate (msr@tsc@ of a task is
+ * its task-clock at that rate).
+ */
+static int metric_constant(struct stat *st, const char *name, double *value, char *err,
+			   size_t err_len)
+{
+	if (!strcasecmp(name, "duration_time")) {
+		*value = st->elapsed;
+	} else if (!strcasecmp(name, "#smt_on") || !strcasecmp(name, "#core_wide")) {
+		*value = 0;
+	} else if (!strcasecmp(name, "#SYSTEM_TSC_FREQ")) {
+		*value = tsc_hz();
+		if (*value <= 0) {
+			snprintf(err, err_len, "needs the TSC frequency, which this CPU does not tell");
+			return -PMUCTX_EV_EUNKNOWN_NAME;
+		}
+	} else {
+		*value = 1;
+	}
+	return 0;
+}
+
 static int metric_lookup(void *ctx, const char *name, double *value, char *err, size_t err_len)
 {
 	struct eval_ctx *ec = ctx;
 	struct pmuctx_event_info info;
-	char ev[STAT_NAME_MAX], why[256];
-	int i;
+	char why[256];
+	int i, ret;
 
-	if (!strcasecmp(name, "duration_time")) {
-		*value = ec->st->elapsed;
-		return 0;
-	}
-	if (name[0] == '#') {
-		/* #smt_on and friends: one thread per core is the safe reading */
-		*value = !strcasecmp(name, "#smt_on") ? 0 : 1;
-		return 0;
-	}
-	metric_event_name(name, ev, sizeof(ev));
-	if (pmuctx_event_encode(ec->st->evdb, ev, &info, why, sizeof(why))) {
+	ret = pmuctx_metric_leaf(ec->st->evdb, name, &info, why, sizeof(why));
+	if (ret < 0) {
 		snprintf(err, err_len, "%s", why);
 		return -PMUCTX_EV_EUNKNOWN_NAME;
 	}
+	if (ret == PMUCTX_LEAF_CONSTANT)
+		return metric_constant(ec->st, name, value, err, err_len);
 	i = find_counter(ec->st, info.fstr);
 	if (i < 0 || ec->st->c[i].status != STAT_COUNTED) {
 		ec->missing = i < 0 ? STAT_NOT_SUPPORTED : ec->st->c[i].status;

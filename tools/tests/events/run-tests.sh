@@ -115,6 +115,7 @@ elif [ ! -x "$OUT/tests/test_upstream" ]; then
 else
 	run_binary test_upstream
 fi
+run_binary test_metrics
 
 # The address-range planner (kernel/range_plan.c) and the range command.
 . tests/range/tests.sh
