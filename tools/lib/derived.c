@@ -300,7 +300,7 @@ static char *dup_or_empty(const char *s)
 	return strdup(s ? s : "");
 }
 
-static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
+static int define_event(struct pmuctx_evdb *evdb, const char *file, int line, const char *names_pmu,
 			char **f, int nf, char *err, size_t err_len)
 {
 	struct derived_event d = { 0 };
@@ -378,8 +378,21 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 			d.bases[i].index = di;
 		} else {
 			struct pmuctx_event_info info;
+			char named[PMUCTX_FSTR_MAX];
 
-			ret = pmuctx_event_encode(evdb, b, &info, sub, sizeof(sub));
+			/*
+			 * PAPI resolves a section's names with libpfm4's PMU of
+			 * that name: where libpfm4's table for it is built in,
+			 * only its events count (skx::LLC_REFERENCES is no
+			 * libpfm4 skx event, whatever the architectural table has).
+			 */
+			snprintf(named, sizeof(named), "%s%s%s", names_pmu && !strstr(b, "::") ? names_pmu : "",
+				 names_pmu && !strstr(b, "::") ? "::" : "", b);
+			ret = pmuctx_event_encode(evdb, named, &info, sub, sizeof(sub));
+			if (!ret && names_pmu && strcasecmp(info.pmu, names_pmu))
+				ret = ev_error(sub, sizeof(sub), PMUCTX_EV_EUNKNOWN_EVENT,
+					       "not an event of libpfm4's %s PMU, with whose names PAPI reads this section",
+					       names_pmu);
 			if (ret) {
 				/*
 				 * The file is written for many CPUs: an event this
@@ -414,6 +427,7 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line,
 	}
 	d.name = strdup(f[1]);
 	d.file = strdup(file);
+	d.builtin = !strcmp(file, BUILTIN_PRESETS_FILE);
 	if (!d.ldesc)
 		d.ldesc = dup_or_empty(NULL);
 	if (!d.sdesc)
@@ -442,11 +456,60 @@ fail:
 	return ret;
 }
 
+/* Remove the built-in presets nothing else is built on; renumber the rest. */
+static int withdraw_builtins(struct pmuctx_evdb *evdb, char *err, size_t err_len)
+{
+	int *map = calloc(evdb->n_derived + 1, sizeof(*map));
+	int i, n = 0;
+	unsigned b;
+
+	if (!map)
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	for (i = 0; i < evdb->n_derived; i++)
+		map[i] = !evdb->derived[i].builtin;
+	for (i = 0; i < evdb->n_derived; i++)	/* keep what a kept definition uses */
+		for (b = 0; map[i] && b < evdb->derived[i].n_bases; b++)
+			if (evdb->derived[i].bases[b].is_derived)
+				map[evdb->derived[i].bases[b].index] = 1;
+	for (i = 0; i < evdb->n_derived; i++) {
+		if (!map[i]) {
+			free_derived(&evdb->derived[i]);
+			map[i] = -1;
+			continue;
+		}
+		map[i] = n;
+		evdb->derived[n++] = evdb->derived[i];
+	}
+	evdb->n_derived = n;
+	for (i = 0; i < n; i++)
+		for (b = 0; b < evdb->derived[i].n_bases; b++)
+			if (evdb->derived[i].bases[b].is_derived)
+				evdb->derived[i].bases[b].index = map[evdb->derived[i].bases[b].index];
+	free(map);
+	return 0;
+}
+
+/* The PMU of a built-in name table (libpfm4's) called @name, or NULL. */
+const char *evdb_name_table_pmu(const struct pmuctx_evdb *evdb, const char *name)
+{
+	int t;
+
+	for (t = 0; t < evdb->n_name_tables; t++) {
+		const struct pmu_db_table *tb = &evdb->db->tables[evdb->name_tables[t]];
+		const char *pmu = tb->n_events ? EVDB_STR(evdb, evdb->db->events[tb->first_event].pmu) : "";
+
+		if (!strcasecmp(pmu, name))
+			return pmu;
+	}
+	return NULL;
+}
+
 int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const char *text,
 			       char *err, size_t err_len)
 {
 	char *copy = strdup(text), *line, *next, why[700];
-	int lineno = 0, active = 0, list_open = 0, ret = 0;
+	const char *names_pmu = NULL;
+	int lineno = 0, active = 0, list_open = 0, ret = 0, defines_presets = 0;
 
 	if (!copy)
 		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
@@ -478,11 +541,15 @@ int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const
 					       "%s:%d: expected CPU,<pmu name>", file, lineno);
 				goto refused;
 			}
-			if (!list_open)
+			if (!list_open) {
 				active = 0;	/* a CPU line after events starts a new list */
+				names_pmu = NULL;
+			}
 			list_open = 1;
 			if (pmuctx_evdb_has_pmu(evdb, f[1]))
 				active = 1;
+			if (!names_pmu)
+				names_pmu = evdb_name_table_pmu(evdb, f[1]);
 			continue;
 		}
 		if (!strcmp(f[0], "PRESET") || !strcmp(f[0], "EVENT")) {
@@ -500,7 +567,8 @@ int pmuctx_derived_load_buffer(struct pmuctx_evdb *evdb, const char *file, const
 			}
 			if (!active)
 				continue;
-			ret = define_event(evdb, file, lineno, f, nf, why, sizeof(why));
+			defines_presets |= !strcmp(f[0], "PRESET");
+			ret = define_event(evdb, file, lineno, names_pmu, f, nf, why, sizeof(why));
 			if (ret)
 				goto refused;
 			continue;
@@ -523,6 +591,12 @@ refused:
 			break;
 	}
 	free(copy);
+	/*
+	 * A file with presets for this CPU (PAPI's own) defines the presets,
+	 * as in PAPI: the built-in ones it does not define (or skips) go.
+	 */
+	if (!ret && defines_presets && strcmp(file, BUILTIN_PRESETS_FILE))
+		ret = withdraw_builtins(evdb, err, err_len);
 	return ret;
 }
 

@@ -225,13 +225,18 @@ static int collect_base(struct pmuctx_evdb *evdb)
 {
 	const struct pmu_db *db = evdb->db;
 	const struct pmu_db_table *model = &db->tables[evdb->table];
-	const struct pmu_db_table *base = &db->tables[evdb->base_table];
-	uint32_t i, j;
+	const struct pmu_db_table empty = { 0 };
+	const struct pmu_db_table *base = evdb->base_table >= 0 ? &db->tables[evdb->base_table] : &empty;
+	uint32_t i, j, n = base->n_events;
+	int t;
 
-	evdb->base_events = calloc(base->n_events + 1, sizeof(*evdb->base_events));
+	for (t = 0; t < evdb->n_name_tables; t++)
+		n += db->tables[evdb->name_tables[t]].n_events;
+	evdb->base_events = calloc(n + 1, sizeof(*evdb->base_events));
 	evdb->base_metrics = calloc(base->n_metrics + 1, sizeof(*evdb->base_metrics));
 	if (!evdb->base_events || !evdb->base_metrics)
 		return -1;
+
 	for (i = 0; i < base->n_events; i++) {
 		const char *name = PMU_DB_STR(db, db->events[base->first_event + i].name);
 
@@ -247,6 +252,13 @@ static int collect_base(struct pmuctx_evdb *evdb)
 		if (j == model->n_events)
 			evdb->base_events[evdb->n_base_events++] = base->first_event + i;
 	}
+	/* name tables: every event, under its own PMU name, after the base's */
+	for (t = 0; t < evdb->n_name_tables; t++) {
+		const struct pmu_db_table *names = &db->tables[evdb->name_tables[t]];
+
+		for (i = 0; i < names->n_events; i++)
+			evdb->base_events[evdb->n_base_events++] = names->first_event + i;
+	}
 	for (i = 0; i < base->n_metrics; i++) {
 		const char *name = PMU_DB_STR(db, db->metrics[base->first_metric + i].name);
 
@@ -257,6 +269,18 @@ static int collect_base(struct pmuctx_evdb *evdb)
 			evdb->base_metrics[evdb->n_base_metrics++] = base->first_metric + i;
 	}
 	return 0;
+}
+
+/*
+ * A table whose events carry their own PMU name (libpfm4's skx) names the
+ * CPU's events its own way: its events are all there, under that name.
+ * Our other tables (architectural events) are the core PMU's: a base.
+ */
+static int table_is_named(const struct pmu_db *db, uint32_t table)
+{
+	const struct pmu_db_table *t = &db->tables[table];
+
+	return t->n_events && *PMU_DB_STR(db, db->events[t->first_event].pmu);
 }
 
 /* The mapfile's PmuNames column: the first name is the core PMU's. */
@@ -274,7 +298,7 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 	struct pmuctx_evdb *evdb;
 	const char *arch = NULL, *colon;
 	char detected[128];
-	uint32_t i;
+	uint32_t i, base_mapfile = ~0u, name_mapfile = ~0u;
 	int ret;
 
 	*out = NULL;
@@ -319,7 +343,7 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 	 * matches every CPU of its architecture: every PMUv3 numbers its
 	 * common events the same way, and PMCEID0/1 say which it implements.
 	 */
-	for (i = 0; i < db->n_maps && evdb->base_table < 0; i++) {
+	for (i = 0; i < db->n_maps; i++) {
 		const struct pmu_db_map *m = &db->maps[i];
 		const char *pattern = PMU_DB_STR(db, m->cpuid);
 		int hit, is_default = !strcmp(pattern, "default");
@@ -343,15 +367,29 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 			evdb->fallback = is_default;
 			set_core_pmu(evdb, PMU_DB_STR(db, m->pmu_names));
 			add_pmu_names(evdb, evdb->core_pmu);
-		} else if ((int)m->table != evdb->table &&
-			   m->mapfile != db->maps[evdb->map].mapfile) {
-			evdb->base_table = m->table;
+		} else if ((int)m->table == evdb->table || m->mapfile == db->maps[evdb->map].mapfile) {
+			continue;	/* perf's rule: the first match of a mapfile */
+		} else if (!table_is_named(db, m->table)) {
+			if (evdb->base_table < 0 && m->mapfile != base_mapfile) {
+				evdb->base_table = m->table;
+				add_pmu_names(evdb, PMU_DB_STR(db, m->pmu_names));
+			}
+			base_mapfile = m->mapfile;
+		} else if (m->mapfile != name_mapfile &&
+			   evdb->n_name_tables < (int)(sizeof(evdb->name_tables) / sizeof(evdb->name_tables[0]))) {
+			/*
+			 * A further tree names the same CPU's events its own way
+			 * (libpfm4's skx::FP_ARITH): all its events are there,
+			 * under its own PMU name, first match of its mapfile.
+			 */
+			evdb->name_tables[evdb->n_name_tables++] = m->table;
+			name_mapfile = m->mapfile;
 			add_pmu_names(evdb, PMU_DB_STR(db, m->pmu_names));
 		}
 	}
 	if (evdb->table >= 0 && table_is_hybrid(evdb))
 		add_pmu_names(evdb, "cpu_core");
-	if (evdb->base_table >= 0 && collect_base(evdb)) {
+	if ((evdb->base_table >= 0 || evdb->n_name_tables) && collect_base(evdb)) {
 		pmuctx_evdb_close(evdb);
 		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
 	}
@@ -458,7 +496,8 @@ enum pmu_kind evdb_pmu_kind(const struct pmuctx_evdb *evdb, const char *pmu)
 	if (!strcmp(evdb->arch, "x86") &&
 	    (!strcasecmp(pmu, "cpu_core") || !strcasecmp(pmu, "cpu_atom")))
 		return PMU_KIND_X86;
-	if (strcasecmp(pmu, evdb->core_pmu))
+	/* the core PMU's other names (libpfm4's skx, ix86arch) are the core PMU */
+	if (strcasecmp(pmu, evdb->core_pmu) && !word_in_list(evdb->pmu_names, pmu))
 		return PMU_KIND_UNCORE;
 	if (!strcmp(evdb->arch, "x86"))
 		return PMU_KIND_X86;
@@ -559,6 +598,14 @@ int evdb_find_event(const struct pmuctx_evdb *evdb, const char *name, const char
 {
 	int i, n = pmuctx_evdb_n_events(evdb), other_core = -1, uncore = -1;
 
+	/* a PMU named for its own table (libpfm4's skx::) means that table's event */
+	for (i = 0; *pmu && i < n; i++) {
+		const struct pmu_db_event *ev = evdb_event_ptr(evdb, i);
+
+		if (!strcasecmp(EVDB_STR(evdb, ev->pmu), pmu) && !strcasecmp(EVDB_STR(evdb, ev->name), name) &&
+		    (!with_umasks || ev->n_umasks))
+			return i;
+	}
 	for (i = 0; i < n; i++) {
 		const struct pmu_db_event *ev = evdb_event_ptr(evdb, i);
 

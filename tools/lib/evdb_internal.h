@@ -31,7 +31,10 @@ struct derived_event {
 	struct derived_base *bases;
 	char *file;
 	int line;
+	int builtin;		/* one of pmuctx's built-in presets */
 };
+
+#define BUILTIN_PRESETS_FILE "(built-in presets)"
 
 struct pmuctx_evdb {
 	const struct pmu_db *db;
@@ -40,6 +43,8 @@ struct pmuctx_evdb {
 	int table;		/* matched table or -1 */
 	int map;
 	int base_table;		/* later mapfile match: its extra events show through */
+	int name_tables[4];	/* matches in further mapfiles (libpfm4's names): all their events */
+	int n_name_tables;
 	uint32_t *base_events;	/* db->events indexes the model's table lacks */
 	int n_base_events;
 	uint32_t *base_metrics;
@@ -87,6 +92,8 @@ int expr_eval(const struct expr *e, pmuctx_value_fn lookup, void *ctx, double *v
 int expr_for_each_name(const struct expr *e, int (*fn)(void *ctx, const char *name), void *ctx);
 
 void derived_free_all(struct pmuctx_evdb *evdb);
+/* The PMU of a built-in name table (libpfm4's) called @name, or NULL. */
+const char *evdb_name_table_pmu(const struct pmuctx_evdb *evdb, const char *name);
 
 /* perf's generic names: a hardware-generic id, or event strings to try. */
 struct generic_event {

@@ -826,7 +826,7 @@ static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int
 	/* groups: user choice, else the group's defaults, else an error */
 	for (g = 0; g < ev->n_groups; g++) {
 		unsigned in_group = 0;
-		const char *first = NULL;
+		const char *first = NULL, *alone = NULL;
 
 		for (i = 0; i < ev->n_umasks; i++)
 			if (ums[i].group == g && (chosen[i / 8] & (1 << (i % 8)))) {
@@ -834,8 +834,15 @@ static int encode_named(const struct pmuctx_evdb *evdb, int idx, char **tok, int
 					return ev_error(err, err_len, PMUCTX_EV_EEXCLUSIVE,
 							"unit masks %s and %s of event %s cannot be combined (group %u takes one)",
 							first, EVDB_STR(evdb, ums[i].name), name, g);
+				if (in_group && ((ums[i].flags & PMU_DB_ALONE) || alone))
+					return ev_error(err, err_len, PMUCTX_EV_EEXCLUSIVE,
+							"unit masks %s and %s of event %s cannot be combined (%s takes no other of group %u)",
+							first, EVDB_STR(evdb, ums[i].name), name,
+							alone ? alone : EVDB_STR(evdb, ums[i].name), g);
 				if (!first)
 					first = EVDB_STR(evdb, ums[i].name);
+				if (ums[i].flags & PMU_DB_ALONE)
+					alone = EVDB_STR(evdb, ums[i].name);
 				in_group++;
 			}
 		if (in_group)

@@ -18,6 +18,7 @@ enum pmu_db_flags {
 	PMU_DB_DEPRECATED = 1 << 1,
 	PMU_DB_PERPKG     = 1 << 2,
 	PMU_DB_SOFTWARE   = 1 << 3,	/* event: perf software event */
+	PMU_DB_ALONE      = 1 << 4,	/* unit mask: combines with no other of its group */
 };
 
 struct pmu_db_umask {

@@ -41,5 +41,5 @@ static const char builtin_presets[] =
 
 int pmuctx_derived_load_presets(struct pmuctx_evdb *evdb, char *err, size_t err_len)
 {
-	return pmuctx_derived_load_buffer(evdb, "(built-in presets)", builtin_presets, err, err_len);
+	return pmuctx_derived_load_buffer(evdb, BUILTIN_PRESETS_FILE, builtin_presets, err, err_len);
 }

@@ -597,6 +597,8 @@ static void build_events(struct entry *ev, size_t n)
 				ou->flags |= 1;
 			if (entry_flag(m, "Deprecated"))
 				ou->flags |= 2;
+			if (entry_flag(m, "UMaskAlone"))
+				ou->flags |= 16;
 			if (entry_flag(m, "UMaskGroupExclusive"))
 				oe->exclusive_groups |= 1u << ou->group;
 			if (!*(strtab + oe->desc) && entry_field(m, "EventDescription"))

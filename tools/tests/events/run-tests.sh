@@ -44,7 +44,8 @@ check "list shows perf's generic names" sh -c "'$P' --cpu 0x410fd0c0 list branch
 check "list --details suggests a near name" sh -c "'$P' --cpu 0x410fd0c0 list --details BR_RETIRD 2>&1 | grep -q \"did you mean 'BR_RETIRED'\""
 check "check suggests a near name" sh -c "'$P' --cpu 0x410fd0c0 check BR_RETIRD | grep -q \"did you mean 'BR_RETIRED'\""
 check "unknown arm64 model: PMUv3 fallback" sh -c "'$P' --cpu 0x610f0220 list | head -1 | grep -q 'arm/pmuv3-generic (no table for this model'"
-check "--skipped lists papi presets this CPU cannot count" sh -c "'$P' --cpu GenuineIntel-6-55-4 --event-file '$PAPI_EVENTS_CSV' list --skipped | grep -q 'PAPI_TOT_CYC: base event'"
+check "--skipped lists papi presets this CPU cannot count" sh -c "'$P' --cpu GenuineIntel-6-55-4 --event-file '$PAPI_EVENTS_CSV' list --skipped | grep -q \"PAPI_L2_TCM: base event 'LLC_REFERENCES': not an event of libpfm4's skx PMU\""
+check "a one-base DERIVED_ADD loads, PAPI's whole file with it" sh -c "'$P' --cpu 0x410fd034 --event-file '$PAPI_EVENTS_CSV' list PAPI_ | grep -q '^PAPI_L1_DCM .*DERIVED_ADD'"
 
 # every model of the upstream mapfiles lists and encodes its events
 upstream_models() {	# ARCH: one CPU id per mapfile line, made concrete
@@ -103,6 +104,48 @@ else
 	echo "not ok - papi_events.csv missing ($PAPI_EVENTS_CSV): install libpapi7.0 (make deps)"
 	failed=$((failed + 1))
 fi
+
+# For every CPU line of papi_events.csv that the installed PAPI defines
+# presets for (forcing libpfm4's PMU), pmuctx defines the same presets.
+papi_presets_match() {
+	bad=0 n=0
+	for pmu in $(sed -n 's/^CPU,\([a-z0-9_]*\)\r*$/\1/p' "$PAPI_EVENTS_CSV" | sort -u); do
+		LIBPFM_FORCE_PMU=$pmu "$OUT/tests/papi_presets" > "$OUT/papi.$pmu" 2>/dev/null || return 1
+		[ -s "$OUT/papi.$pmu" ] || continue	# not a PMU of this libpfm4 (other architectures)
+		id=$(sed -n "s/^$pmu //p" tests/events/papi-cpus.txt)
+		if [ -z "$id" ]; then
+			echo "# $pmu: PAPI defines $(wc -l < "$OUT/papi.$pmu") presets; pmuctx has no event table for its CPUs"
+			continue
+		fi
+		"$P" --cpu "$id" --event-file "$PAPI_EVENTS_CSV" list PAPI_ 2>&1 |
+			sed -n 's/^\(PAPI_[A-Z0-9_]*\) .*/\1/p' | sort -u > "$OUT/ours.$pmu"
+		sort -u "$OUT/papi.$pmu" -o "$OUT/papi.$pmu"
+		if cmp -s "$OUT/papi.$pmu" "$OUT/ours.$pmu"; then
+			echo "# $pmu ($id): $(wc -l < "$OUT/ours.$pmu") presets, as PAPI"
+		else
+			echo "# $pmu ($id): PAPI only: $(comm -23 "$OUT/papi.$pmu" "$OUT/ours.$pmu" | tr '\n' ' ')pmuctx only: $(comm -13 "$OUT/papi.$pmu" "$OUT/ours.$pmu" | tr '\n' ' ')"
+			bad=1
+		fi
+		n=$((n + 1))
+	done
+	[ $bad -eq 0 ] && [ $n -ge 20 ]
+}
+echo "# PAPI presets against the installed PAPI (LIBPFM_FORCE_PMU)"
+if [ -r "$PAPI_EVENTS_CSV" ] && "$OUT/tests/papi_presets" > /dev/null 2>&1; then
+	papi_presets_match > "$OUT/papi.log" 2>&1; status=$?
+	cat "$OUT/papi.log"
+	if [ $status -eq 0 ]; then
+		echo "ok - for every CPU PAPI supports and pmuctx has a table for, the presets are PAPI's"
+		passed=$((passed + 1))
+	else
+		echo "not ok - some CPU's presets differ from PAPI's"; failed=$((failed + 1))
+	fi
+else
+	echo "not ok - PAPI presets: libpapi7.0 and its papi_events.csv are needed (make deps)"
+	failed=$((failed + 1))
+fi
+
+run_binary test_pfm_encodings
 
 echo "# upstream perf tables"
 if [ ! -d "$UPSTREAM_ARCH" ]; then
