@@ -195,10 +195,19 @@ static const char *model_pmu_name(const char *table)
 		{ "goldmontplus", "glm" }, { "knightslanding", "knl" }, { "bonnell", "atom" },
 		{ "snowridgex", "tmt" }, { "amdzen1", "amd64_fam17h_zen1" },
 		{ "amdzen2", "amd64_fam17h_zen2" }, { "amdzen3", "amd64_fam19h_zen3" },
-		{ "arm/cortex-a53", "arm_ac53" }, { "arm/cortex-a57-a72", "arm_ac57 arm_ac72" },
-		{ "arm/cortex-a55", "arm_ac55" }, { "arm/cortex-a76-n1", "arm_n1 arm_ac76" },
-		{ "arm/neoverse-n2", "arm_n2" }, { "arm/neoverse-v1", "arm_v1" },
-		{ "fujitsu/a64fx", "arm_a64fx" }, { "cavium/thunderx2", "arm_thunderx2" },
+		/* arm64: libpfm4's names, then the PMU names perf shows with device-tree probing */
+		{ "arm/cortex-a34", "armv8_cortex_a34" }, { "arm/cortex-a35", "armv8_cortex_a35" },
+		{ "arm/cortex-a53", "arm_ac53 armv8_cortex_a53" },
+		{ "arm/cortex-a57-a72", "arm_ac57 arm_ac72 armv8_cortex_a57 armv8_cortex_a72" },
+		{ "arm/cortex-a55", "arm_ac55 armv8_cortex_a55" },
+		{ "arm/cortex-a65-e1", "armv8_cortex_a65 armv8_neoverse_e1" },
+		{ "arm/cortex-a73", "armv8_cortex_a73" }, { "arm/cortex-a75", "armv8_cortex_a75" },
+		{ "arm/cortex-a76-n1", "arm_n1 arm_ac76 armv8_cortex_a76 armv8_neoverse_n1" },
+		{ "arm/cortex-a77", "armv8_cortex_a77" }, { "arm/cortex-a78", "armv8_cortex_a78" },
+		{ "arm/cortex-x1", "armv8_cortex_x1" }, { "arm/cortex-x2", "armv9_cortex_x2" },
+		{ "arm/cortex-a510", "armv9_cortex_a510" }, { "arm/cortex-a710", "armv9_cortex_a710" },
+		{ "arm/neoverse-n2", "arm_n2 armv9_neoverse_n2" }, { "arm/neoverse-v1", "arm_v1 armv8_neoverse_v1" },
+		{ "fujitsu/a64fx", "arm_a64fx" }, { "cavium/thunderx2", "arm_thunderx2 armv8_brcm_vulcan" },
 	};
 	size_t i;
 

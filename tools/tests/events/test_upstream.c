@@ -152,6 +152,8 @@ int main(void)
 	expect_config(evdb, "armv8_pmuv3_0/event=0x11/", 0x11);
 	expect_config(evdb, "armv8_pmuv3_0/CPU_CYCLES/", 0x11);
 	expect_config(evdb, "armv8_pmuv3_0::INST_RETIRED", 0x08);
+	expect_config(evdb, "armv8_neoverse_n1/event=0x8/", 0x08);
+	expect_config(evdb, "armv8_cortex_a76_0/CPU_CYCLES/", 0x11);
 	expect_config(evdb, "CPU_CYCLES:ppp", 0x11);
 	expect_config(evdb, "L1-dcache-load-misses", 0x03);
 	expect_refused(evdb, "node-loads", "has no event for it");
