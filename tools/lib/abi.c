@@ -293,7 +293,7 @@ const char *pmuctx_open_strerror(int err)
 		return device_strerror(err);
 	switch (err) {
 	case ENOENT:
-		return "event not implemented by this PMU (arm64: not advertised in PMCEID0/1; 'pmuctx list' marks them)";
+		return "event not implemented by this PMU (arm64: not advertised in PMCEID0/1; x86: unavailable in CPUID 0AH:EBX; 'pmuctx list' marks them)";
 	case EACCES:
 		return "not allowed to count that task: it must be you, your own descendant with your credentials and dumpable, or your tracee (else CAP_PERFMON or CAP_SYS_PTRACE)";
 	case EPERM:
@@ -304,6 +304,8 @@ const char *pmuctx_open_strerror(int err)
 		return "the group or pidfd descriptor is not an open file descriptor (or not a pidfd)";
 	case E2BIG:
 		return "the attr struct is newer than this module and uses fields it does not know";
+	case EBUSY:
+		return "the hardware counters are held by someone else (x86: perf's hardware events or the NMI watchdog; end them, and boot with nmi_watchdog=0)";
 	case EOPNOTSUPP:
 		return "not supported: software counters count the task in every mode (no u/k modifier, no sample period), and a sample period needs an overflow interrupt";
 	case ENODEV:

@@ -431,13 +431,40 @@ void pmuctx_evdb_set_implemented(struct pmuctx_evdb *evdb, const uint64_t hw_eve
 	evdb->hw_events[0] = hw_events[0];
 	evdb->hw_events[1] = hw_events[1];
 	evdb->hw_events_known = !strcmp(evdb->arch, "arm64");
+	evdb->x86_arch_events_known = !strcmp(evdb->arch, "x86");
 }
 
-/* PMUv3 common events: 0x00-0x3f and 0x4000-0x403f, as PMCEID0/1 number them. */
+/*
+ * Intel's architectural events, in the order of CPUID 0AH:EBX (the module
+ * reports bit n set when event n is available): event | umask << 8.
+ */
+static const uint16_t x86_arch_events[] = {
+	0x003c, 0x00c0, 0x013c, 0x4f2e, 0x412e, 0x00c4, 0x00c5,
+};
+
+static int x86_arch_event_implemented(const struct pmuctx_evdb *evdb,
+				      const struct pmu_db_event *ev)
+{
+	unsigned int i;
+
+	if (ev->n_umasks)	/* a choice of unit masks: depends on the choice */
+		return -1;
+	for (i = 0; i < sizeof(x86_arch_events) / sizeof(x86_arch_events[0]); i++)
+		if ((ev->code | ev->umask << 8) == x86_arch_events[i])
+			return !!(evdb->hw_events[0] & (1ULL << i));
+	return -1;	/* model-specific: CPUID 0AH says nothing */
+}
+
+/*
+ * PMUv3 common events: 0x00-0x3f and 0x4000-0x403f, as PMCEID0/1 number
+ * them; x86: the architectural events, as CPUID 0AH:EBX does.
+ */
 int pmuctx_evdb_event_implemented(const struct pmuctx_evdb *evdb, int idx)
 {
 	const struct pmu_db_event *ev = evdb_event_ptr(evdb, idx);
 
+	if (ev && evdb->x86_arch_events_known && evdb_event_kind(evdb, idx) == PMU_KIND_X86)
+		return x86_arch_event_implemented(evdb, ev);
 	if (!ev || !evdb->hw_events_known || evdb_event_kind(evdb, idx) != PMU_KIND_ARM64)
 		return -1;
 	if (ev->code < 64)

@@ -50,8 +50,9 @@ struct pmuctx_evdb {
 	uint32_t *base_metrics;
 	int n_base_metrics;
 	int fallback;		/* no model matched: the arch's "default" table */
-	uint64_t hw_events[2];	/* PMCEID0/1 of the running PMU */
-	int hw_events_known;
+	uint64_t hw_events[2];	/* PMCEID0/1 (x86: CPUID 0AH:EBX) of the running PMU */
+	int hw_events_known;	/* arm64 */
+	int x86_arch_events_known;
 	char core_pmu[64];
 	char pmu_names[256];	/* space separated aliases of the core PMU */
 	struct derived_event *derived;

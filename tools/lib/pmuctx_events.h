@@ -81,10 +81,11 @@ const char *pmuctx_evdb_core_pmu(const struct pmuctx_evdb *evdb);
 /* The table is the architecture's fallback: no model-specific table matched. */
 int pmuctx_evdb_is_fallback(const struct pmuctx_evdb *evdb);
 /*
- * Tell the database which PMUv3 common events the running PMU implements
- * (struct pmuctx_info.hw_events: PMCEID0/1).  Then
- * pmuctx_evdb_event_implemented() returns 1 or 0 for common events, and -1
- * when it cannot say (other architectures, IMPLEMENTATION DEFINED codes).
+ * Tell the database which events the running PMU implements (struct
+ * pmuctx_info.hw_events: arm64 PMCEID0/1, x86 CPUID 0AH:EBX's architectural
+ * events).  Then pmuctx_evdb_event_implemented() returns 1 or 0 for those
+ * events, and -1 when it cannot say (other architectures, IMPLEMENTATION
+ * DEFINED codes, x86 model-specific events).
  */
 void pmuctx_evdb_set_implemented(struct pmuctx_evdb *evdb, const uint64_t hw_events[2]);
 int pmuctx_evdb_event_implemented(const struct pmuctx_evdb *evdb, int idx);

@@ -93,8 +93,11 @@ static void list_header(struct pmuctx_evdb *evdb)
 		implemented += impl > 0;
 	}
 	if (known)
-		printf("# this PMU implements %d of the %d common events listed (PMCEID0/1)%s\n",
-		       implemented, known, pmuctx_evdb_is_fallback(evdb) ?
+		printf("# this PMU implements %d of the %d %s events listed (%s)%s\n",
+		       implemented, known,
+		       strcmp(pmuctx_evdb_arch(evdb), "x86") ? "common" : "architectural",
+		       strcmp(pmuctx_evdb_arch(evdb), "x86") ? "PMCEID0/1" : "CPUID 0AH:EBX",
+		       pmuctx_evdb_is_fallback(evdb) ?
 		       "; the others are hidden (list --all shows them)" : "");
 	n = pmuctx_evdb_n_skipped(evdb);
 	if (n)

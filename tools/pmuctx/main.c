@@ -109,7 +109,7 @@ int cli_cpu_is_local(struct cli *cli)
 	return !strcmp(arch, "arm64") && strtoull(forced, NULL, 16) == strtoull(here, NULL, 16);
 }
 
-/* PMCEID0/1 of the running PMU, when the module is there to say. */
+/* PMCEID0/1 (x86: CPUID 0AH:EBX) of the running PMU, when the module is there to say. */
 static void cli_mark_implemented(struct cli *cli)
 {
 	struct pmuctx_info info;
@@ -119,7 +119,8 @@ static void cli_mark_implemented(struct cli *cli)
 		return;
 	hw_events[0] = info.hw_events[0];
 	hw_events[1] = info.hw_events[1];
-	if ((info.features & PMUCTX_FEAT_HARDWARE) && !strncmp(info.backend, "armv8", 5))
+	if ((info.features & PMUCTX_FEAT_HARDWARE) &&
+	    (!strncmp(info.backend, "armv8", 5) || !strncmp(info.backend, "intel-perfmon", 13)))
 		pmuctx_evdb_set_implemented(cli->evdb, hw_events);
 }
 

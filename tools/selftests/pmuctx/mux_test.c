@@ -457,17 +457,34 @@ TEST(pinned_group_never_loses_time)
 	close(leader);
 }
 
+/* The PMU's general counters (arm64: event counters), at most 16. */
+static int general_counters(void)
+{
+	struct pmuctx_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	if (ioctl(pmuctx_dev(), PMUCTX_INFO, &info))
+		return -1;
+	return info.nr_general < 16 ? (int)info.nr_general : 16;
+}
+
 TEST(pinned_and_group_limits)
 {
-	/* SW_INCR: always implemented, and never on the cycle counter. */
+	/*
+	 * Event 0: arm64 SW_INCR, always implemented; on x86 an event code
+	 * the CPU takes; on both only a general counter counts it, never the
+	 * cycle counter.
+	 */
 	const struct event inst = { 0x00, PMUCTX_ATTR_EXCLUDE_KERNEL, "sw_incr:u" };
 	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
-	int fd[16], n = 0, i, leader;
+	int fd[40], n = 0, i, leader, ng = general_counters();
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
-	/* Six pinned event counters fit; a seventh pinned one never could. */
-	for (i = 0; i < 6; i++) {
+	ASSERT_LT(0, ng);
+	/* ng pinned general counters fit (arm64 6, x86 8); one more never could. */
+	for (i = 0; i < ng; i++) {
 		fd[n] = open_event(&inst, PMUCTX_ATTR_PINNED, -1);
 		ASSERT_LE(0, fd[n]);
 		n++;
@@ -488,10 +505,10 @@ TEST(pinned_and_group_limits)
 	while (n)
 		close(fd[--n]);
 
-	/* A group of seven event-counter events can never be on the PMU. */
+	/* A group of ng + 1 general-counter events can never be on the PMU. */
 	leader = open_event(&inst, 0, -1);
 	ASSERT_LE(0, leader);
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < ng - 1; i++) {
 		fd[n] = open_event(&inst, 0, leader);
 		ASSERT_LE(0, fd[n]);
 		n++;
@@ -647,25 +664,26 @@ TEST(self_read_page_follows_rotation)
 }
 
 /*
- * A unit whose counters are all disabled takes no turn: seven enabled
- * counters on 6 + 1 counters do not rotate beside three disabled ones,
- * and run all their time; enabling one of those starts the rotation and
- * gets it counted.
+ * A unit whose counters are all disabled takes no turn: cycles and one
+ * event-0 counter per general counter (arm64 6 + 1, x86 8 and fixed
+ * counter 1) do not rotate beside three disabled ones, and run all their
+ * time; enabling one of those starts the rotation and gets it counted.
  */
 TEST(disabled_units_take_no_turn)
 {
 	const struct event sw_incr = { 0x00, PMUCTX_ATTR_EXCLUDE_KERNEL, "sw_incr:u" };
 	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
 	struct pmuctx_ctx_stats st = { .size = sizeof(st) };
+	int on[17], off[3], i, ng = general_counters();
 	struct pmuctx_value v;
-	int on[7], off[3], i;
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	ASSERT_LT(0, ng);
 	pin_to_cpu(0);
 	on[0] = open_event(&cyc, 0, -1);
 	ASSERT_LE(0, on[0]);
-	for (i = 1; i < 7; i++) {
+	for (i = 1; i < 1 + ng; i++) {
 		on[i] = open_event(&sw_incr, 0, -1);
 		ASSERT_LE(0, on[i]);
 	}
@@ -676,7 +694,7 @@ TEST(disabled_units_take_no_turn)
 	run_loop(20000000);
 	ASSERT_EQ(0, ioctl(on[0], PMUCTX_IOC_STATS, &st));
 	EXPECT_EQ(0, st.rotations);
-	for (i = 0; i < 7; i++) {
+	for (i = 0; i < 1 + ng; i++) {
 		ASSERT_EQ(0, read_counter(on[i], &v));
 		EXPECT_EQ(v.time_enabled, v.time_running);
 	}
@@ -692,7 +710,7 @@ TEST(disabled_units_take_no_turn)
 	EXPECT_LT(0, st.rotations);
 	EXPECT_LT(0, v.time_running);
 	EXPECT_LT(v.time_running, v.time_enabled);
-	for (i = 0; i < 7; i++)
+	for (i = 0; i < 1 + ng; i++)
 		close(on[i]);
 	for (i = 0; i < 3; i++)
 		close(off[i]);

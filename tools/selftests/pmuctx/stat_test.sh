@@ -4,9 +4,10 @@
 # marked and the others counted, -x/--json/-r/-I/--per-task/-p/-M/{groups}
 # give what the kernel counted, results stay off the command's stdout, and
 # errors are precise.  Address ranges (--data-range, -e range:...) count
-# range_target's accesses exactly, with PAPI's plan lines.  Adapts to the backend: on x86_64 (software only)
-# hardware events must be <not supported>; on arm64, events PMCEID does not
-# advertise must be, the others must count.  TAP output.
+# range_target's accesses exactly, with PAPI's plan lines.  Adapts to the
+# backend: with none (stock x86_64 QEMU) hardware events must be <not
+# supported>; with a PMU (arm64, the x86_64 PMU lane), events it does not
+# implement must be, the others must count.  TAP output.
 P=${PMUCTX:-pmuctx}
 T=${TMPDIR:-/tmp}/stat_test.$$
 mkdir -p "$T"
@@ -23,7 +24,7 @@ LONG_LOOP='i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'
 
 backend=$($P info | sed -n 's/^backend: *//p')
 hw=0
-case $backend in armv8*) hw=1 ;; esac
+case $backend in armv8* | intel-perfmon*) hw=1 ;; esac
 # instructions count only where PMCEID advertises INST_RETIRED (QEMU: -icount)
 insn=0
 if [ $hw = 1 ] && ! $P list INST_RETIRED | grep -q 'INST_RETIRED .*not implemented'; then
@@ -43,9 +44,21 @@ if busybox su --help 2>&1 | grep -q Usage; then
 	as_user="busybox su -s /bin/sh pmuctxstat -c"
 fi
 
-# an event the PMU cannot count: not in QEMU's PMCEID; on x86 no backend yet
-BR=BR_RETIRED
-[ $hw = 1 ] || BR=r00c4
+# The PMU's own names.  BR: an event the PMU cannot count (not in QEMU's
+# PMCEID; on x86, branch instructions, which CPUID 0AH:EBX marks unavailable
+# on the PMU lane; stock x86 QEMU has no backend at all).  CYC and INS:
+# cycles and instructions by their table names; RCYC: cycles raw; NCTR:
+# the hardware counters, r0 taking only general ones (ZERO_GROUP: one more
+# than the general counters, which cannot fit).
+if [ "$(uname -m)" = aarch64 ]; then
+	BR=BR_RETIRED BR_NAME=BR_RETIRED CYC=CPU_CYCLES INS=STALL_BACKEND RCYC=r11
+	PMU=armv8_pmuv3 NCTR=7 ZERO_GROUP='{r0,r0,r0,r0,r0,r0,r0}' IPC=ipc
+else
+	BR=r00c4 BR_NAME=BRANCH_INSTRUCTIONS_RETIRED CYC=UNHALTED_CORE_CYCLES
+	INS=INSTRUCTION_RETIRED RCYC=r3c PMU=cpu NCTR=11
+	ZERO_GROUP='{r0,r0,r0,r0,r0,r0,r0,r0,r0}'
+	IPC=IPC	# -M matches metric names as perf does, without case; stat prints the table's
+fi
 echo "TAP version 13"
 echo "# backend $backend, instructions countable: $insn"
 
@@ -172,25 +185,28 @@ check "exit status passes through" "[ $? -eq 7 ]"
 
 # ---- {groups}, more events than counters ----
 if [ $hw = 1 ]; then
-	# Eight hardware counters on 6 + 1: they take turns, and each one
-	# shows a count, the part of the time it ran and its error.
-	$P stat -e '{CPU_CYCLES,STALL_BACKEND},r11,r11,r11,r11,r11,r11' -x, -o "$T/g" \
+	# One more hardware counter than the PMU has (arm64 6 + 1, x86 8 + 3):
+	# they take turns, and each one shows a count, the part of the time it
+	# ran and its error.
+	nraw=$((NCTR - 1)) ev="{$CYC,$INS}"
+	while [ $nraw -gt 0 ]; do ev="$ev,$RCYC"; nraw=$((nraw - 1)); done
+	$P stat -e "$ev" -x, -o "$T/g" \
 		-- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done' 2> "$T/err"
 	check "more events than counters multiplex: every one counts, some ran part of the time" \
-		"[ \$(grep -c '^[0-9][0-9]*,,r11,' '$T/g') -eq 6 ] &&
-		 awk -F, '\$3 == \"r11\" && \$5 < 100 { n++ } END { exit !n }' '$T/g' &&
-		 awk -F, '\$3 == \"r11\" && \$5 < 100 && \$NF !~ /^([0-9.]+%|\\?)\$/ { bad++ } END { exit bad }' '$T/g'"
-	check "the group counts" "is_count \"\$(field '$T/g' CPU_CYCLES 1)\""
-	$P stat -e '{r0,r0,r0,r0,r0,r0,r0}' -x, -o "$T/g7" -- true 2> "$T/err"
+		"[ \$(grep -c '^[0-9][0-9]*,,$RCYC,' '$T/g') -eq $((NCTR - 1)) ] &&
+		 awk -F, '\$3 == \"$RCYC\" && \$5 < 100 { n++ } END { exit !n }' '$T/g' &&
+		 awk -F, '\$3 == \"$RCYC\" && \$5 < 100 && \$NF !~ /^([0-9.]+%|\\?)\$/ { bad++ } END { exit bad }' '$T/g'"
+	check "the group counts" "is_count \"\$(field '$T/g' $CYC 1)\""
+	$P stat -e "$ZERO_GROUP" -x, -o "$T/g7" -- true 2> "$T/err"
 	check "a group larger than the PMU: ENOSPC says why" "grep -q 'cannot fit on the PMU' '$T/err'"
 	$P stat -M ipc -x, -o "$T/m" -- sh -c "$LOOP" 2> "$T/err"
 	if [ $insn = 1 ]; then
-		check "-M ipc computes the metric" "field '$T/m' ipc 1 | grep -q '^[0-9]*\\.[0-9][0-9]\$'"
+		check "-M ipc computes the metric" "field '$T/m' $IPC 1 | grep -q '^[0-9]*\\.[0-9][0-9]\$'"
 	else
-		check "-M ipc without INST_RETIRED: <not supported>" "[ \"\$(field '$T/m' ipc 1)\" = '<not supported>' ]"
+		check "-M ipc without INST_RETIRED: <not supported>" "[ \"\$(field '$T/m' $IPC 1)\" = '<not supported>' ]"
 	fi
-	check "list marks what PMCEID leaves out" \
-		"$P list BR_RETIRED | grep -q 'BR_RETIRED .*\\[not implemented by this PMU\\]' && ! $P list CPU_CYCLES | grep -q 'CPU_CYCLES .*not implemented'"
+	check "list marks what the PMU leaves out (PMCEID, CPUID 0AH:EBX)" \
+		"$P list $BR_NAME | grep -q '$BR_NAME .*\\[not implemented by this PMU\\]' && ! $P list $CYC | grep -q '$CYC .*not implemented'"
 else
 	# A command that runs for several clock ticks: in the -smp 2 VM the
 	# TSCs are unsynchronized, and local_clock() (task-clock's clock, as
@@ -203,22 +219,22 @@ else
 	skip "counter exhaustion needs a hardware PMU"
 	skip "ENOSPC message needs a hardware PMU"
 	skip "metrics need a hardware PMU"
-	skip "PMCEID marks need arm64"
+	skip "PMU marks need a hardware PMU"
 fi
 
 # ---- user-only fallback for an unprivileged user ----
 if [ $hw = 1 ] && [ -n "$as_user" ] && grep -q '^[0N]$' /sys/module/pmuctx/parameters/allow_kernel 2>/dev/null; then
-	$as_user "$PATH_P stat -e cycles,armv8_pmuv3::CPU_CYCLES -x, -- true" > /dev/null 2> "$T/err"
-	$as_user "$PATH_P stat -e PAPI_TOT_CYC,CPU_CYCLES:k -x, -- true" > /dev/null 2> "$T/err2"
+	$as_user "$PATH_P stat -e cycles,$PMU::$CYC -x, -- true" > /dev/null 2> "$T/err"
+	$as_user "$PATH_P stat -e PAPI_TOT_CYC,$CYC:k -x, -- true" > /dev/null 2> "$T/err2"
 	check "non-root: one note, then cycles:u and pmu::EVENT:u count" \
 		"[ \$(grep -c 'note: counting user mode only' '$T/err') -eq 1 ] && grep -q '^[0-9]*,,cycles:u,' '$T/err' &&
-		 grep -q '^[0-9]*,,armv8_pmuv3::CPU_CYCLES:u,' '$T/err'"
+		 grep -q '^[0-9]*,,$PMU::$CYC:u,' '$T/err'"
 	check "non-root: a PAPI preset falls back too; an explicit :k does not" \
-		"grep -q '^[0-9]*,,PAPI_TOT_CYC,' '$T/err2' && grep -q '^<not supported>,,CPU_CYCLES:k,' '$T/err2' &&
+		"grep -q '^[0-9]*,,PAPI_TOT_CYC,' '$T/err2' && grep -q '^<not supported>,,$CYC:k,' '$T/err2' &&
 		 grep -q 'counting kernel mode needs CAP_PERFMON' '$T/err2'"
 else
-	skip "user-only fallback needs arm64, busybox su and allow_kernel=0"
-	skip "user-only fallback of presets needs arm64, busybox su and allow_kernel=0"
+	skip "user-only fallback needs a hardware PMU, busybox su and allow_kernel=0"
+	skip "user-only fallback of presets needs a hardware PMU, busybox su and allow_kernel=0"
 fi
 
 # ---- address ranges: range_target's accesses, counted exactly ----

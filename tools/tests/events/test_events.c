@@ -505,6 +505,31 @@ static void test_real_cpus(void)
 	ok(pmuctx_evdb_event_implemented(evdb, pmuctx_evdb_find(evdb, "task-clock")) == -1,
 	   "software events: PMCEID says nothing");
 	pmuctx_evdb_close(evdb);
+
+	/*
+	 * x86 (the PMU lane's CPU, the architectural table): CPUID 0AH:EBX as
+	 * PMUCTX_INFO reports it, bit n = architectural event n available.
+	 * Cycles, instructions, reference cycles; no LLC or branch events.
+	 */
+	{
+		const uint64_t arch_mask[2] = { 0x7, 0 };
+		int br, cyc, ins;
+
+		evdb = open_db(NULL, "GenuineIntel-6-6B-1");
+		br = pmuctx_evdb_find(evdb, "BRANCH_INSTRUCTIONS_RETIRED");
+		cyc = pmuctx_evdb_find(evdb, "UNHALTED_CORE_CYCLES");
+		ins = pmuctx_evdb_find(evdb, "INSTRUCTION_RETIRED");
+		ok(evdb && br >= 0 && cyc >= 0 && ins >= 0 &&
+		   pmuctx_evdb_event_implemented(evdb, br) == -1,
+		   "x86: implemented unknown before CPUID 0AH is given");
+		pmuctx_evdb_set_implemented(evdb, arch_mask);
+		ok(pmuctx_evdb_event_implemented(evdb, br) == 0 &&
+		   pmuctx_evdb_event_implemented(evdb, cyc) == 1,
+		   "x86: CPUID 0AH:EBX marks branch instructions out, core cycles in");
+		ok(pmuctx_evdb_event_implemented(evdb, ins) == -1,
+		   "x86: an event with a choice of unit masks depends on the choice");
+		pmuctx_evdb_close(evdb);
+	}
 }
 
 int main(void)
