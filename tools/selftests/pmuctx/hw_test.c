@@ -44,6 +44,61 @@ TEST(user_instructions_are_exact)
 	close(fd);
 }
 
+/*
+ * ENABLE_ON_EXEC on a hardware counter: a child spins (2 * @spin user
+ * instructions) and execs busybox true; only the new image's user
+ * instructions count.  Its count for one spin length.
+ */
+static uint64_t count_after_exec(struct __test_metadata *_metadata,
+				 unsigned long spin)
+{
+	int go[2], fd, status;
+	uint64_t v;
+	pid_t pid;
+	char c;
+
+	if (pipe(go))
+		return 0;
+	pid = fork();
+	if (pid < 0)
+		return 0;
+	if (!pid) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		run_loop(spin);	/* before the exec: not counted */
+		execl("/bin/busybox", "true", NULL);
+		_exit(127);
+	}
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC |
+			     PMUCTX_ATTR_EXCLUDE_KERNEL, 0, pid);
+	EXPECT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	write_full(go[1], "g", 1);
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	v = fd >= 0 ? pmuctx_read1(fd) : 0;
+	if (fd >= 0)
+		close(fd);
+	close(go[0]);
+	close(go[1]);
+	return v;
+}
+
+TEST(enable_on_exec_counts_only_the_new_image)
+{
+	uint64_t short_spin, long_spin;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	short_spin = count_after_exec(_metadata, 1000000);
+	long_spin = count_after_exec(_metadata, 3000000);
+	TH_LOG("busybox true after the exec: %llu user instructions (spins of 2 M and 6 M before it)",
+	       (unsigned long long)short_spin);
+	/* The new image's user instructions, exact; none of the spin's. */
+	EXPECT_LT(0, short_spin);
+	EXPECT_GT(2000000, short_spin);
+	EXPECT_EQ(short_spin, long_spin);
+}
+
 TEST(kernel_and_user_filters)
 {
 	uint64_t u, k;
