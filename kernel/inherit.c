@@ -10,6 +10,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
+#include <linux/prandom.h>
 #include <linux/sched/coredump.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -51,6 +52,7 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		clone->enable_seq = READ_ONCE(orig->enable_seq);
 		pmuctx_ctx_get(cctx);
 		clone->mux_off = c->mux_off;
+		clone->mux_turn = false;
 		pmuctx_counter_set_enabled(clone, c->enabled, zero_clk);
 		if (pmuctx_counter_is_hw(c)) {
 			/* Same slots as the parent: a swap leaves the PMU as is. */
@@ -85,14 +87,22 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 	else
 		cctx->family = pctx->generation | (thread ? 1 : 2);
 	/*
-	 * The parent's choice of units on the PMU, which a partial copy (a
-	 * group split by a closing leader, counters left out) must redo.
+	 * The clone has the parent's units on the PMU (its slots), but it
+	 * chooses afresh, a new round from a random unit, before it first
+	 * counts: clones that all started on the parent's units would count
+	 * their own start (fork's return, exec: kernel work every child does
+	 * first) only on those, and that start is the whole life of a clone
+	 * that never rotates (Documentation/multiplexing.rst, "Clones").  A
+	 * partial copy (a group split by a closing leader, counters left out)
+	 * must choose again anyway.
 	 */
 	cctx->mux_rotate = pctx->mux_rotate;
-	cctx->mux_cursor = pctx->mux_cursor;
-	cctx->mux_next = pctx->mux_next;
-	cctx->mux_dirty = pctx->mux_dirty ||
+	cctx->mux_dirty = pctx->mux_dirty || pctx->mux_rotate ||
 			  (i != pctx->nr_counters && cctx->nr_hw);
+	cctx->mux_fresh = cctx->mux_dirty;
+	prandom_seed_state(&cctx->mux_rnd,
+			   (u64)prandom_u32_state(&pctx->mux_rnd) << 32 |
+			   prandom_u32_state(&pctx->mux_rnd));
 	return i;
 }
 

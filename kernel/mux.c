@@ -16,6 +16,7 @@
 #include <linux/hrtimer.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
+#include <linux/prandom.h>
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
 #include "pmuctx.h"
@@ -138,6 +139,22 @@ static void pmuctx_unit_set(struct pmuctx_context *ctx,
 	}
 }
 
+/*
+ * A unit that stays on across a rotation: end its counters' slices and
+ * start new ones at the same instant (no time is lost).  Each turn is one
+ * draw of the rotation's sample, and the error estimate counts draws
+ * (Documentation/multiplexing.rst, "Why a random order").
+ */
+static void pmuctx_unit_split(struct pmuctx_counter *leader, const u64 *clk)
+{
+	struct pmuctx_counter *m;
+
+	for (m = leader; m; m = pmuctx_unit_next(leader, m)) {
+		pmuctx_counter_set_mux_off(m, true, clk);
+		pmuctx_counter_set_mux_off(m, false, clk);
+	}
+}
+
 static bool pmuctx_unit_is_flexible_hw(struct pmuctx_counter *c)
 {
 	return c->leader == c && !pmuctx_unit_pinned(c) && pmuctx_unit_has_hw(c);
@@ -155,66 +172,113 @@ static bool pmuctx_unit_enabled(struct pmuctx_counter *leader)
 }
 
 /*
- * Choose the units on the PMU: every pinned one, then the flexible ones in
- * turn from @mux_cursor, each that still fits (a big group left out does
- * not keep smaller ones off).  A flexible unit with every counter disabled
- * takes no turn (it counts nothing); enabling one of them asks for a new
- * choice (@mux_dirty, pmuctx_counter_set_enabled()).  The next rotation
- * starts at the first one left out, so every unit gets the PMU within a
- * round.  ctx->lock held,
- * the context's counters stopped (not loaded, or unloaded and folded).
- * Counters that stay on keep counting: their slice goes on.
+ * Put on the PMU, from a random one of them, the flexible units that are
+ * enabled, not chosen yet and have not had their turn this round, each
+ * that still fits beside *@used (a big group left out does not keep
+ * smaller ones off).  Returns whether one of them was left out: the
+ * round goes on at the next rotation.
  */
-static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk)
+static bool pmuctx_mux_fill(struct pmuctx_context *ctx, unsigned long *used)
 {
-	unsigned int i, nr_flexible = 0, next = 0, start;
+	unsigned int n = 0, i, start;
 	struct pmuctx_counter *c;
-	unsigned long used = 0;
 	bool left_out = false;
 	int pass;
 
-	memset(ctx->slots, 0, sizeof(ctx->slots));
-	ctx->used_mask = 0;
 	list_for_each_entry(c, &ctx->counters, ctx_entry)
-		if (pmuctx_counter_is_hw(c))
-			c->hw_idx = -1;
-
-	/* Pinned units fit together: checked when each joined. */
-	list_for_each_entry(c, &ctx->counters, ctx_entry) {
-		if (c->leader != c || !pmuctx_unit_has_hw(c))
-			continue;
-		if (pmuctx_unit_pinned(c))
-			pmuctx_unit_set(ctx, c,
-					!WARN_ON_ONCE(!pmuctx_unit_place(c, NULL, &used, true)),
-					clk);
-		else
-			nr_flexible++;
-	}
-
-	start = nr_flexible ? ctx->mux_cursor % nr_flexible : 0;
+		if (pmuctx_unit_is_flexible_hw(c) && !c->mux_pick &&
+		    !c->mux_turn && pmuctx_unit_enabled(c))
+			n++;
+	if (!n)
+		return false;
+	start = reciprocal_scale(prandom_u32_state(&ctx->mux_rnd), n);
 	for (pass = 0; pass < 2; pass++) {
 		i = 0;
 		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			bool on;
-
-			if (!pmuctx_unit_is_flexible_hw(c))
+			if (!pmuctx_unit_is_flexible_hw(c) || c->mux_pick ||
+			    c->mux_turn || !pmuctx_unit_enabled(c))
 				continue;
 			if ((i++ >= start) != !pass)
 				continue;
-			if (!pmuctx_unit_enabled(c)) {
-				pmuctx_unit_set(ctx, c, false, clk);
-				continue;
-			}
-			on = pmuctx_unit_place(c, NULL, &used, true);
-			pmuctx_unit_set(ctx, c, on, clk);
-			if (!on && !left_out) {
-				left_out = true;
-				next = i - 1;
-			}
+			c->mux_pick = pmuctx_unit_place(c, NULL, used, true);
+			c->mux_turn = c->mux_pick;
+			left_out |= !c->mux_pick;
 		}
 	}
-	ctx->mux_cursor = start;
-	ctx->mux_next = next;
+	return left_out;
+}
+
+/*
+ * Choose the units on the PMU (ctx->lock held, the context's counters
+ * stopped: not loaded, or unloaded and folded).  Every pinned one first.
+ * The flexible ones take turns in rounds: each enabled unit has one turn
+ * a round, and the units whose turn it is are taken from a random one
+ * (pmuctx_mux_fill()), so where a unit's slice falls in a round is random
+ * and no program's period can stay in step with the rotation
+ * (Documentation/multiplexing.rst, "Why a random order").  When a round's
+ * last units leave room, a new round fills it.  @rotate: move on to units
+ * that have not had their turn; otherwise (a counter added or enabled)
+ * the units on stay on and only free room is filled, unless the context
+ * asked for a fresh start (@mux_fresh: a fork's clone, which must not
+ * start on its parent's units).  A flexible unit with every counter
+ * disabled takes no turn (it counts nothing); enabling one of them asks
+ * for a new choice (@mux_dirty, pmuctx_counter_set_enabled()).  Counters
+ * that stay on keep counting: their slice goes on.
+ */
+static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk,
+				bool rotate)
+{
+	bool keep = !rotate && !ctx->mux_fresh, left_out;
+	struct pmuctx_counter *c;
+	unsigned long used = 0;
+
+	memset(ctx->slots, 0, sizeof(ctx->slots));
+	ctx->used_mask = 0;
+	list_for_each_entry(c, &ctx->counters, ctx_entry) {
+		if (pmuctx_counter_is_hw(c))
+			c->hw_idx = -1;
+		c->mux_pick = false;
+	}
+
+	/* Pinned units fit together: checked when each joined. */
+	list_for_each_entry(c, &ctx->counters, ctx_entry)
+		if (c->leader == c && pmuctx_unit_pinned(c) &&
+		    pmuctx_unit_has_hw(c))
+			pmuctx_unit_set(ctx, c,
+					!WARN_ON_ONCE(!pmuctx_unit_place(c, NULL, &used, true)),
+					clk);
+
+	if (ctx->mux_fresh) {
+		list_for_each_entry(c, &ctx->counters, ctx_entry)
+			c->mux_turn = false;
+		ctx->mux_fresh = false;
+	}
+	if (keep)
+		list_for_each_entry(c, &ctx->counters, ctx_entry)
+			if (pmuctx_unit_is_flexible_hw(c) && !c->mux_off &&
+			    pmuctx_unit_enabled(c)) {
+				c->mux_pick = pmuctx_unit_place(c, NULL, &used,
+								true);
+				c->mux_turn = c->mux_pick;
+			}
+	left_out = pmuctx_mux_fill(ctx, &used);
+	if (!left_out) {
+		/* Every unit had its turn: a new round fills the room left. */
+		list_for_each_entry(c, &ctx->counters, ctx_entry)
+			c->mux_turn = false;
+		left_out = pmuctx_mux_fill(ctx, &used);
+	}
+
+	list_for_each_entry(c, &ctx->counters, ctx_entry) {
+		if (!pmuctx_unit_is_flexible_hw(c))
+			continue;
+		if (!pmuctx_unit_enabled(c))
+			c->mux_pick = false;
+		/* A turn in a new round is a slice of its own, even back to back. */
+		if (rotate && c->mux_pick && !c->mux_off)
+			pmuctx_unit_split(c, clk);
+		pmuctx_unit_set(ctx, c, c->mux_pick, clk);
+	}
 	ctx->mux_rotate = left_out;
 	ctx->mux_dirty = false;
 }
@@ -254,11 +318,9 @@ static void pmuctx_mux_reprogram(struct pmuctx_context *ctx, bool rotate,
 
 	pmuctx_hw->unload(ctx);
 	pmuctx_ctx_clocks_now(ctx, clk);
-	if (rotate) {
-		ctx->mux_cursor = ctx->mux_next;
+	if (rotate)
 		ctx->rotations++;
-	}
-	pmuctx_mux_schedule(ctx, clk);
+	pmuctx_mux_schedule(ctx, clk, rotate);
 	pmuctx_hw->load(ctx);
 	pmuctx_ctx_update_user_pages(ctx);
 	if (ctx->mux_rotate)
@@ -385,7 +447,7 @@ bool pmuctx_mux_resched(struct pmuctx_context *ctx)
 	if (ctx->loaded_cpu >= 0)
 		return true;
 	pmuctx_ctx_clocks_now(ctx, clk);
-	pmuctx_mux_schedule(ctx, clk);
+	pmuctx_mux_schedule(ctx, clk, false);
 	return false;
 }
 
@@ -427,7 +489,7 @@ void pmuctx_mux_loading(struct pmuctx_context *ctx)
 
 	if (ctx->mux_dirty) {
 		pmuctx_ctx_clocks_now(ctx, clk);
-		pmuctx_mux_schedule(ctx, clk);
+		pmuctx_mux_schedule(ctx, clk, false);
 	}
 	if (ctx->mux_rotate)
 		pmuctx_mux_arm();

@@ -16,6 +16,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
+#include <linux/prandom.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -246,13 +247,16 @@ struct pmuctx_context {
 	 * equivalent swap hands it on with the loaded context and touches
 	 * neither the PMU nor the timer.  @mux_dirty: the units on the PMU
 	 * must be chosen again before (or while) it is loaded (a counter was
-	 * added that did not fit).  @mux_cursor: the flexible unit the
-	 * choice started from, @mux_next: the one the next rotation starts
-	 * from (the first left out).
+	 * added that did not fit, a fork's clone).  @mux_fresh: that choice
+	 * starts a new round from scratch instead of keeping the units on
+	 * (a clone: its start must not be its parent's).  @mux_rnd: the
+	 * random order of each round's turns, seeded when the context is
+	 * made (a clone's from its parent's, under the parent's lock).
 	 */
 	bool mux_rotate;
 	bool mux_dirty;
-	unsigned int mux_cursor, mux_next;
+	bool mux_fresh;
+	struct rnd_state mux_rnd;
 	u64 rotations;
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
@@ -413,6 +417,12 @@ struct pmuctx_counter {
 	 */
 	bool enabled;
 	bool mux_off;
+	/*
+	 * A flexible unit's leader, ctx->lock (kernel/mux.c): @mux_turn, it
+	 * had its turn on the PMU in this round; @mux_pick, scratch of one
+	 * choice.
+	 */
+	bool mux_turn, mux_pick;
 	u64 base, snap;
 	u64 time_base, time_snap;
 	u64 run_base, run_snap;
