@@ -43,7 +43,7 @@ int pmuctx_counter_read(int fd, uint64_t read_format, struct pmuctx_value *v);
 enum pmuctx_estimate_state {
 	PMUCTX_EST_EXACT,	/* it ran all its enabled time: the value is the count */
 	PMUCTX_EST_ESTIMATED,	/* scaled, with an error estimate */
-	PMUCTX_EST_UNKNOWN,	/* scaled, but fewer than two slices: error unknown */
+	PMUCTX_EST_UNKNOWN,	/* scaled, but too few slices (under 3 effective): error unknown */
 	PMUCTX_EST_NOT_COUNTED,	/* it never ran: no value */
 };
 
@@ -51,7 +51,7 @@ struct pmuctx_estimate {
 	double scaled;		/* value * enabled / running; NaN when not counted */
 	double running_fraction;	/* running / enabled, 0..1 */
 	double stderr_value;	/* standard error of @scaled; NaN when unknown */
-	double ci95;		/* half-width of the 95% interval, 1.96 * stderr_value */
+	double ci95;		/* half-width of the 95% interval: Student t * stderr_value */
 	int state;		/* enum pmuctx_estimate_state */
 };
 

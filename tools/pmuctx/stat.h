@@ -69,7 +69,7 @@ struct stat_item {
 	int runs;
 	double sum, sum_sq;
 	double sum_enabled, sum_running;
-	double sum_var;			/* of the runs' scaled values: Σ stderr² */
+	double sum_ci_sq;		/* of the runs' scaled values: Σ (95% half-width)² */
 	int unknown_runs;		/* runs whose error is unknown */
 };
 

@@ -873,11 +873,14 @@ void stat_accumulate(struct stat *st)
 		it->sum_sq += it->value * it->value;
 		if (it->kind != ITEM_COUNTER)
 			continue;
-		/* the runs are independent: the variance of their mean is Σ var / runs² */
+		/*
+		 * the runs are independent: the half-width of their mean is
+		 * sqrt(Σ half²) / runs, each run's with its own Student t
+		 */
 		it->sum_enabled += it->enabled;
 		it->sum_running += it->running;
 		if (it->est.state == PMUCTX_EST_ESTIMATED)
-			it->sum_var += it->est.stderr_value * it->est.stderr_value;
+			it->sum_ci_sq += it->est.ci95 * it->est.ci95;
 		else if (it->est.state == PMUCTX_EST_UNKNOWN)
 			it->unknown_runs++;
 	}

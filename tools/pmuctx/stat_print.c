@@ -222,7 +222,9 @@ enum item_error { ERR_NONE, ERR_KNOWN, ERR_UNKNOWN };
  * The 95% half-width relative to the value, in %: 0 for a count that ran
  * all its enabled time.  ERR_NONE: no error to print (the module gave no
  * slice statistics, not a counter, or no value).  Over -r runs, the error
- * of the mean: the runs are independent, so 1.96 sqrt(Σ var) / runs.
+ * of the mean: the runs are independent, so sqrt(Σ half-width²) / runs
+ * (each run's half-width with the Student t of its own slices: no wider
+ * than the exact one would be with the pooled degrees of freedom).
  */
 static enum item_error item_error(const struct stat *st, const struct stat_item *it, double *pct)
 {
@@ -237,7 +239,7 @@ static enum item_error item_error(const struct stat *st, const struct stat_item 
 		if (it->unknown_runs)
 			return ERR_UNKNOWN;
 		mean = it->sum / it->runs;
-		half = 1.96 * sqrt(it->sum_var) / it->runs;
+		half = sqrt(it->sum_ci_sq) / it->runs;
 		*pct = mean > 0 ? 100.0 * half / mean : 0;
 		return ERR_KNOWN;
 	}

@@ -220,15 +220,17 @@ static void add_slices(struct pmuctx_slice_stats *s, const u128 *c, const u128 *
 }
 
 /*
- * Multiplexed: cycles ran 9 of 12 ms in slices (10, 2), (20, 3), (60, 4)
- * (millions of counts, ms): scaled 120000000, SE 20000000, the 95% error
- * 1.96 * 20 / 120 = 32.67% (tests/mux/test_estimate.c works the case).
+ * Multiplexed: cycles ran 12 of 16 ms in six slices of 2 ms that counted
+ * 10, 20, 30, 10, 20, 30 (millions): scaled 160000000, R 10, S 400,
+ * Var(R) = 6/5 * 400 / 144, SE 16 * 1.8257 = 29.212 (millions), Student
+ * t(5) 2.571, the 95% error 2.571 * 29.212 / 160 = 46.94%.
  * instructions ran as long in one slice: error unknown.  task-clock ran
  * all the time: exact.
  */
 static char *capture_mux(enum stat_format fmt, int repeat)
 {
-	static const u128 c[] = { 10, 20, 60 }, t[] = { 2, 3, 4 }, one_c[] = { 90 }, one_t[] = { 9 };
+	static const u128 c[] = { 10, 20, 30, 10, 20, 30 }, t[] = { 2, 2, 2, 2, 2, 2 };
+	static const u128 one_c[] = { 120 }, one_t[] = { 12 };
 	static struct stat st;
 	FILE *f = tmpfile();
 	char err[256];
@@ -248,13 +250,13 @@ static char *capture_mux(enum stat_format fmt, int repeat)
 	for (r = 0; r < repeat; r++) {
 		memset(&st.c[0].slices, 0, sizeof(st.c[0].slices));
 		memset(&st.c[1].slices, 0, sizeof(st.c[1].slices));
-		st.c[0].value = st.c[1].value = 90000000;
-		st.c[0].enabled = st.c[1].enabled = 12000000;
-		st.c[0].running = st.c[1].running = 9000000;
-		add_slices(&st.c[0].slices, c, t, 3, 1000000);
+		st.c[0].value = st.c[1].value = 120000000;
+		st.c[0].enabled = st.c[1].enabled = 16000000;
+		st.c[0].running = st.c[1].running = 12000000;
+		add_slices(&st.c[0].slices, c, t, 6, 1000000);
 		add_slices(&st.c[1].slices, one_c, one_t, 1, 1000000);
-		st.c[2].value = st.c[2].enabled = st.c[2].running = 12000000;
-		st.elapsed = 0.012;
+		st.c[2].value = st.c[2].enabled = st.c[2].running = 16000000;
+		st.elapsed = 0.016;
 		stat_compute_items(&st, 0);
 		stat_accumulate(&st);
 	}
@@ -278,13 +280,15 @@ static struct stat *capture_stat(FILE *f, enum stat_format fmt)
 /*
  * -I: the interval is the difference of two reads, slice sums included
  * (in units of 10^9 they pass 2^64, so the low words borrow).  First
- * read: the slice (10, 2) of 2 enabled; second: (20, 3), (60, 4) more in
- * 10 more.  The interval: C 80, T 7, E 10, S = 408.16, f 0.7, SE 22.356,
- * scaled 114.29, error 1.96 * 22.356 / 114.29 = 38.34%.
+ * read: the slice (10, 2) of 2 enabled; second: (20, 3), (60, 4),
+ * (30, 3), (40, 4), (20, 2) more in 20 more.  The interval: C 170, T 16,
+ * E 20, scaled 212.5, SE 29.928, 4.74 effective slices (t(3) 3.182):
+ * error 3.182 * 29.928 / 212.5 = 44.81%.
  */
 static char *capture_interval(void)
 {
-	static const u128 c1[] = { 10 }, t1[] = { 2 }, c2[] = { 20, 60 }, t2[] = { 3, 4 };
+	static const u128 c1[] = { 10 }, t1[] = { 2 };
+	static const u128 c2[] = { 20, 60, 30, 40, 20 }, t2[] = { 3, 4, 3, 4, 2 };
 	const u128 g = 1000000000;
 	FILE *f = tmpfile();
 	struct stat *st = capture_stat(f, FMT_STD);
@@ -298,10 +302,10 @@ static char *capture_interval(void)
 	st->c[0].prev_enabled = st->c[0].prev_running = 2 * g;
 	add_slices(&st->c[0].prev_slices, c1, t1, 1, g);
 	st->c[0].slices = st->c[0].prev_slices;
-	add_slices(&st->c[0].slices, c2, t2, 2, g);
-	st->c[0].value = 90 * g;
-	st->c[0].enabled = 12 * g;
-	st->c[0].running = 9 * g;
+	add_slices(&st->c[0].slices, c2, t2, 5, g);
+	st->c[0].value = 180 * g;
+	st->c[0].enabled = 22 * g;
+	st->c[0].running = 18 * g;
 	stat_compute_items(st, 1);
 	stat_print_items(st, 0.2);
 	pmuctx_evdb_close(st->evdb);
@@ -314,22 +318,22 @@ static void test_multiplexed(void)
 	int errors = 0, nulls = 0;
 
 	out = capture_mux(FMT_STD, 1);
-	ok(strstr(out, "120000000      cycles") && strstr(out, "(75.00%)  \u00b1 32.67%\n"),
+	ok(strstr(out, "160000000      cycles") && strstr(out, "(75.00%)  \u00b1 46.94%\n"),
 	   "table: scaled value, perf's running column, the 95%% error:\n%s", out);
-	ok(strstr(out, "120000000      instructions") && strstr(out, "(75.00%)  \u00b1 ?\n"),
+	ok(strstr(out, "160000000      instructions") && strstr(out, "(75.00%)  \u00b1 ?\n"),
 	   "table: one slice: error unknown, not 0");
 	line = strstr(out, "task-clock");
 	ok(line && !strchr(line, '(') && !strstr(line, "\u00b1"),
 	   "table: a counter that ran all its time has neither column");
 
 	out = capture_mux(FMT_STD, 2);
-	ok(strstr(out, "( +-  0.00% )  (75.00%)  \u00b1 23.10%\n") != NULL,
-	   "-r 2: the runs' noise, then the error of the mean (32.67 / sqrt 2):\n%s", out);
+	ok(strstr(out, "( +-  0.00% )  (75.00%)  \u00b1 33.19%\n") != NULL,
+	   "-r 2: the runs' noise, then the error of the mean (46.94 / sqrt 2):\n%s", out);
 
 	out = capture_mux(FMT_CSV, 1);
-	ok(strstr(out, "120000000;;cycles;9000000;75.00;") && strstr(out, ";32.67%\n") &&
-	   strstr(out, "instructions;9000000;75.00;1.000;insn per cycle;?\n") &&
-	   strstr(out, "task-clock;12000000;100.00;") && strstr(out, "CPUs utilized;0.00%\n") &&
+	ok(strstr(out, "160000000;;cycles;12000000;75.00;") && strstr(out, ";46.94%\n") &&
+	   strstr(out, "instructions;12000000;75.00;1.000;insn per cycle;?\n") &&
+	   strstr(out, "task-clock;16000000;100.00;") && strstr(out, "CPUs utilized;0.00%\n") &&
 	   strstr(out, "<not supported>;;BR_RETIRED;0;0.00;;;\n"),
 	   "-x: the error after perf's fields, ? unknown, empty without a value:\n%s", out);
 
@@ -344,17 +348,17 @@ static void test_multiplexed(void)
 			continue;
 		}
 		e = json_member(v, "error-95");
-		if (e && e->type == JSON_NUMBER && !strcmp(e->text, "32.67"))
+		if (e && e->type == JSON_NUMBER && !strcmp(e->text, "46.94"))
 			errors++;
 		if (e && e->type == JSON_NULL)
 			nulls++;
 		json_free(v);
 	}
-	ok(errors == 1 && nulls == 1, "--json: \"error-95\" 32.67 for cycles, null when unknown");
+	ok(errors == 1 && nulls == 1, "--json: \"error-95\" 46.94 for cycles, null when unknown");
 
 	out = capture_interval();
-	ok(strstr(out, "0.200000000") && strstr(out, "114285714286      cycles") &&
-	   strstr(out, "(70.00%)  \u00b1 38.34%\n"),
+	ok(strstr(out, "0.200000000") && strstr(out, "212500000000      cycles") &&
+	   strstr(out, "(80.00%)  \u00b1 44.81%\n"),
 	   "-I: value, running and slice sums differenced, 128-bit borrows:\n%s", out);
 }
 
