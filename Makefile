@@ -58,7 +58,7 @@ selftests:
 tools:
 	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
 	$(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
-		-o $(BUILD)/$(ARCH)/bin/ctxsw $(wildcard tools/bench/*.c) $(BUILD)/$(ARCH)/bin/libpmuctx.a
+		-o $(BUILD)/$(ARCH)/bin/ctxsw $(wildcard tools/bench/*.c) $(BUILD)/$(ARCH)/bin/libpmuctx.a -lm
 
 # The ABI fuzzer (tools/testing/fuzz), packed into the VM's /usr/bin.
 fuzz:

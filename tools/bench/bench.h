@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Who counts. */
 enum api { API_NONE, API_PMUCTX, API_PERF, NR_APIS };
@@ -76,6 +77,15 @@ double run_mux(enum api api, const struct cset *s, unsigned long insns,
  */
 int run_memory(enum api api, const struct cset *s, int mode, int n,
 	       double *obj, double *pages);
+
+/*
+ * accuracy.c: the mux block's accuracy half (issue 25), the workload
+ * families of mux_families.h counted by @api with 14 inherited counters,
+ * @reps times each; printed (every counter of every run) and in the JSON.
+ */
+int run_accuracy(enum api api, int reps);
+void print_accuracy(FILE *o);
+void json_accuracy(FILE *o);
 
 double now_ns(void);
 void set_batch(void);

@@ -3,7 +3,7 @@
  * ctxsw: what pmuctx costs, against perf_events and against no counters.
  *
  *   ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-c CPU]
- *         [-l MINSNS] [-t TAG] [-j FILE] [-q]
+ *         [-l MINSNS] [-A REPS] [-t TAG] [-j FILE] [-q]
  *
  * Every case runs in a fresh process pinned to one CPU, SCHED_BATCH; REPS
  * rounds each run every case once (interleaved), pmuctx and no-counter
@@ -15,7 +15,9 @@
  * reported as unavailable.  The multiplexing cases run a user loop of
  * MINSNS million instructions (-l, default 200) with 7 PMU counters (all
  * on the PMU) and with 14 (rotating): their difference over the rotations
- * is what one rotation costs.  -j writes the results as JSON; they are also
+ * is what one rotation costs.  Then (arm64) the accuracy of multiplexed
+ * counts on the workload families of issue 25 (accuracy.c), -A REPS times
+ * each (default 3, 0: none).  -j writes the results as JSON; they are also
  * printed between BENCH-JSON-BEGIN and BENCH-JSON-END (one line each, with
  * a "BENCH-JSON: " prefix) for scripts/bench to pick out of a VM console.
  */
@@ -75,6 +77,7 @@ static int rounds = 2000, reps = 7, settle_ms = 1300, mem_children = 200;
 static int read_iters = 5000, fork_iters = 200, quiet;
 static unsigned long mux_insns = 200000000;
 static double last_perf_end;
+static int acc_reps = 3;
 
 static struct bcase *add_case(enum kind k, enum api api, const struct cset *s)
 {
@@ -535,6 +538,7 @@ static void print_table(FILE *o)
 	fprintf(o, "(%s per switch / per fork+exit / per read / per loop; over = median - no counters of the same kind;\n"
 		" /perf = overhead ratio against perf_events' same case, reads: time ratio)\n", unit);
 	print_mux(o);
+	print_accuracy(o);
 	fprintf(o, "\nmemory, slab bytes per task with 8 SW counters over a task without (%d tasks, median of %d):\n",
 		mem_children, mem_reps);
 	for (i = 1; i < NR_MEMS; i++) {
@@ -647,7 +651,9 @@ static void write_json(FILE *o, const char *tag)
 				m->min, m->med, m->max, 100 * m->med / (m->interval_ms * 1e6));
 		fprintf(o, "}");
 	}
-	fprintf(o, "}\n}\n");
+	fprintf(o, "}");
+	json_accuracy(o);
+	fprintf(o, "\n}\n");
 }
 
 /* perf's user-space counter access on arm64 needs the sysctl; restored at exit. */
@@ -684,7 +690,7 @@ int main(int argc, char **argv)
 	cpu_set_t one;
 	FILE *m;
 
-	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:l:q")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:l:A:q")) != -1) {
 		switch (opt) {
 		case 'r': rounds = atoi(optarg); break;
 		case 'n': reps = atoi(optarg); break;
@@ -696,9 +702,10 @@ int main(int argc, char **argv)
 		case 'f': fork_iters = atoi(optarg); break;
 		case 'k': only = optarg; break;
 		case 'l': mux_insns = strtoul(optarg, NULL, 10) * 1000000; break;
+		case 'A': acc_reps = atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		default:
-			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-l MINSNS] [-t TAG] [-j FILE] [-k CASE,...] [-q]\n");
+			fprintf(stderr, "usage: ctxsw [-r ROUNDTRIPS] [-n REPS] [-s SETTLE_MS] [-m CHILDREN] [-f FORKS] [-c CPU] [-l MINSNS] [-A REPS] [-t TAG] [-j FILE] [-k CASE,...] [-q]\n");
 			return 2;
 		}
 	}
@@ -727,6 +734,16 @@ int main(int argc, char **argv)
 		run_mem();
 	user_access(0);
 	mux_costs();
+#if defined(__aarch64__)
+	/* Whichever owns the PMU in this boot: pmuctx, or perf's driver. */
+	if (!only && acc_reps > 0) {
+		enum api a;
+
+		for (a = API_PMUCTX; a < NR_APIS; a++)
+			if (api_available(a, 1) && run_accuracy(a, acc_reps))
+				fprintf(stderr, "ctxsw: accuracy runs of %s failed\n", api_name[a]);
+	}
+#endif
 
 	printf("ctxsw %s: CPU %d, SCHED_BATCH, %d round trips, %d interleaved rounds, settle %d ms\n",
 	       tag, cpu, rounds, reps, settle_ms);
