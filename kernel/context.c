@@ -63,6 +63,7 @@ struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
 	ctx->loaded_cpu = -1;
 	ctx->generation = pmuctx_new_cookie();
 	prandom_seed_state(&ctx->mux_rnd, get_random_u64());
+	pmuctx_mux_draw_stride(ctx);
 	return ctx;
 }
 

@@ -52,7 +52,6 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		clone->enable_seq = READ_ONCE(orig->enable_seq);
 		pmuctx_ctx_get(cctx);
 		clone->mux_off = c->mux_off;
-		clone->mux_turn = false;
 		pmuctx_counter_set_enabled(clone, c->enabled, zero_clk);
 		if (pmuctx_counter_is_hw(c)) {
 			/* Same slots as the parent: a swap leaves the PMU as is. */
@@ -88,11 +87,11 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		cctx->family = pctx->generation | (thread ? 1 : 2);
 	/*
 	 * The clone has the parent's units on the PMU (its slots), but it
-	 * chooses afresh, a new round from a random unit, before it first
-	 * counts: clones that all started on the parent's units would count
-	 * their own start (fork's return, exec: kernel work every child does
-	 * first) only on those, and that start is the whole life of a clone
-	 * that never rotates (Documentation/multiplexing.rst, "Clones").  A
+	 * chooses afresh, from a random place and at a rate of its own,
+	 * before it first counts: clones that all started on the parent's
+	 * units would count their own start (fork's return, exec: kernel work
+	 * every child does first) only on those, and that start is the whole
+	 * life of a clone that never rotates (Documentation/multiplexing.rst, "Clones").  A
 	 * partial copy (a group split by a closing leader, counters left out)
 	 * must choose again anyway.
 	 */
@@ -103,6 +102,7 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 	prandom_seed_state(&cctx->mux_rnd,
 			   (u64)prandom_u32_state(&pctx->mux_rnd) << 32 |
 			   prandom_u32_state(&pctx->mux_rnd));
+	pmuctx_mux_draw_stride(cctx);
 	return i;
 }
 

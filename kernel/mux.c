@@ -141,9 +141,9 @@ static void pmuctx_unit_set(struct pmuctx_context *ctx,
 
 /*
  * A unit that stays on across a rotation: end its counters' slices and
- * start new ones at the same instant (no time is lost).  Each turn is one
- * draw of the rotation's sample, and the error estimate counts draws
- * (Documentation/multiplexing.rst, "Why a random order").
+ * start new ones at the same instant (no time is lost).  Each rotation is
+ * one draw of the rotation's sample, and the error estimate counts draws
+ * (Documentation/multiplexing.rst, "The order of turns").
  */
 static void pmuctx_unit_split(struct pmuctx_counter *leader, const u64 *clk)
 {
@@ -171,66 +171,42 @@ static bool pmuctx_unit_enabled(struct pmuctx_counter *leader)
 	return false;
 }
 
-/*
- * Put on the PMU, from a random one of them, the flexible units that are
- * enabled, not chosen yet and have not had their turn this round, each
- * that still fits beside *@used (a big group left out does not keep
- * smaller ones off).  Returns whether one of them was left out: the
- * round goes on at the next rotation.
- */
-static bool pmuctx_mux_fill(struct pmuctx_context *ctx, unsigned long *used)
+/* Enabled flexible units: the ones that take turns. */
+static bool pmuctx_unit_takes_turns(struct pmuctx_counter *c)
 {
-	unsigned int n = 0, i, start;
-	struct pmuctx_counter *c;
-	bool left_out = false;
-	int pass;
-
-	list_for_each_entry(c, &ctx->counters, ctx_entry)
-		if (pmuctx_unit_is_flexible_hw(c) && !c->mux_pick &&
-		    !c->mux_turn && pmuctx_unit_enabled(c))
-			n++;
-	if (!n)
-		return false;
-	start = reciprocal_scale(prandom_u32_state(&ctx->mux_rnd), n);
-	for (pass = 0; pass < 2; pass++) {
-		i = 0;
-		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			if (!pmuctx_unit_is_flexible_hw(c) || c->mux_pick ||
-			    c->mux_turn || !pmuctx_unit_enabled(c))
-				continue;
-			if ((i++ >= start) != !pass)
-				continue;
-			c->mux_pick = pmuctx_unit_place(c, NULL, used, true);
-			c->mux_turn = c->mux_pick;
-			left_out |= !c->mux_pick;
-		}
-	}
-	return left_out;
+	return pmuctx_unit_is_flexible_hw(c) && pmuctx_unit_enabled(c);
 }
 
 /*
  * Choose the units on the PMU (ctx->lock held, the context's counters
- * stopped: not loaded, or unloaded and folded).  Every pinned one first.
- * The flexible ones take turns in rounds: each enabled unit has one turn
- * a round, and the units whose turn it is are taken from a random one
- * (pmuctx_mux_fill()), so where a unit's slice falls in a round is random
- * and no program's period can stay in step with the rotation
- * (Documentation/multiplexing.rst, "Why a random order").  When a round's
- * last units leave room, a new round fills it.  @rotate: move on to units
- * that have not had their turn; otherwise (a counter added or enabled)
- * the units on stay on and only free room is filled, unless the context
- * asked for a fresh start (@mux_fresh: a fork's clone, which must not
- * start on its parent's units).  A flexible unit with every counter
- * disabled takes no turn (it counts nothing); enabling one of them asks
- * for a new choice (@mux_dirty, pmuctx_counter_set_enabled()).  Counters
- * that stay on keep counting: their slice goes on.
+ * stopped: not loaded, or unloaded and folded): every pinned one, then
+ * the flexible ones that are enabled, in list order from the one at
+ * @mux_pos (a fraction of the list), each that still fits (a big group
+ * left out does not keep smaller ones off).  @rotate first moves
+ * @mux_pos on by @mux_step: the stride (a fraction of the units the last
+ * choice put on, drawn for each context at random between 0.9 and 1)
+ * over the list.  With n units of which m fit, unit u is then on at
+ * rotation j when frac(pos0 + j * s * m / n - u / n) < m / n: a Kronecker
+ * sequence, whose random start (a new context's, a fork's clone's) makes
+ * each unit as likely to be on at any instant as at any other, and whose
+ * random rate moves the periods a program would need to stay in step
+ * with the rotation to a different place in each context, while each
+ * unit's turns stay spread as evenly as a fixed order's
+ * (Documentation/multiplexing.rst, "The order of turns").  A flexible
+ * unit with every counter disabled takes no turn (it counts nothing);
+ * enabling one of them asks for a new choice (@mux_dirty,
+ * pmuctx_counter_set_enabled()), which starts from the same place.
+ * Counters that stay on keep counting, but a rotation ends their slice
+ * and starts another: each rotation is one draw for the error estimate.
  */
 static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk,
 				bool rotate)
 {
-	bool keep = !rotate && !ctx->mux_fresh, left_out;
+	unsigned int i, n = 0, placed = 0, start;
 	struct pmuctx_counter *c;
 	unsigned long used = 0;
+	bool left_out = false;
+	int pass;
 
 	memset(ctx->slots, 0, sizeof(ctx->slots));
 	ctx->used_mask = 0;
@@ -238,6 +214,7 @@ static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk,
 		if (pmuctx_counter_is_hw(c))
 			c->hw_idx = -1;
 		c->mux_pick = false;
+		n += pmuctx_unit_takes_turns(c);
 	}
 
 	/* Pinned units fit together: checked when each joined. */
@@ -249,36 +226,33 @@ static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk,
 					clk);
 
 	if (ctx->mux_fresh) {
-		list_for_each_entry(c, &ctx->counters, ctx_entry)
-			c->mux_turn = false;
+		ctx->mux_pos = prandom_u32_state(&ctx->mux_rnd);
 		ctx->mux_fresh = false;
+	} else if (rotate) {
+		ctx->mux_pos += ctx->mux_step;
 	}
-	if (keep)
-		list_for_each_entry(c, &ctx->counters, ctx_entry)
-			if (pmuctx_unit_is_flexible_hw(c) && !c->mux_off &&
-			    pmuctx_unit_enabled(c)) {
-				c->mux_pick = pmuctx_unit_place(c, NULL, &used,
-								true);
-				c->mux_turn = c->mux_pick;
-			}
-	left_out = pmuctx_mux_fill(ctx, &used);
-	if (!left_out) {
-		/* Every unit had its turn: a new round fills the room left. */
-		list_for_each_entry(c, &ctx->counters, ctx_entry)
-			c->mux_turn = false;
-		left_out = pmuctx_mux_fill(ctx, &used);
+	start = n ? ((u64)ctx->mux_pos * n) >> 32 : 0;
+	for (pass = 0; pass < 2; pass++) {
+		i = 0;
+		list_for_each_entry(c, &ctx->counters, ctx_entry) {
+			if (!pmuctx_unit_takes_turns(c))
+				continue;
+			if ((i++ >= start) != !pass)
+				continue;
+			c->mux_pick = pmuctx_unit_place(c, NULL, &used, true);
+			placed += c->mux_pick;
+			left_out |= !c->mux_pick;
+		}
 	}
 
 	list_for_each_entry(c, &ctx->counters, ctx_entry) {
 		if (!pmuctx_unit_is_flexible_hw(c))
 			continue;
-		if (!pmuctx_unit_enabled(c))
-			c->mux_pick = false;
-		/* A turn in a new round is a slice of its own, even back to back. */
 		if (rotate && c->mux_pick && !c->mux_off)
 			pmuctx_unit_split(c, clk);
 		pmuctx_unit_set(ctx, c, c->mux_pick, clk);
 	}
+	ctx->mux_step = n ? (u32)(((u64)ctx->mux_stride * placed) / n) : 0;
 	ctx->mux_rotate = left_out;
 	ctx->mux_dirty = false;
 }

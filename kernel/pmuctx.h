@@ -248,14 +248,18 @@ struct pmuctx_context {
 	 * neither the PMU nor the timer.  @mux_dirty: the units on the PMU
 	 * must be chosen again before (or while) it is loaded (a counter was
 	 * added that did not fit, a fork's clone).  @mux_fresh: that choice
-	 * starts a new round from scratch instead of keeping the units on
-	 * (a clone: its start must not be its parent's).  @mux_rnd: the
-	 * random order of each round's turns, seeded when the context is
-	 * made (a clone's from its parent's, under the parent's lock).
+	 * starts at a random place instead of @mux_pos (a clone: its start
+	 * must not be its parent's).  @mux_pos: where in the list of units
+	 * taking turns the choice starts, a fraction of it (2^-32); a
+	 * rotation moves it on by @mux_step, @mux_stride (0.9 to 1 in 2^-32,
+	 * drawn for each context) of the units the last choice put on.
+	 * @mux_rnd: the context's random numbers, seeded when it is made (a
+	 * clone's from its parent's, under the parent's lock).
 	 */
 	bool mux_rotate;
 	bool mux_dirty;
 	bool mux_fresh;
+	u32 mux_pos, mux_stride, mux_step;
 	struct rnd_state mux_rnd;
 	u64 rotations;
 	/*
@@ -417,12 +421,8 @@ struct pmuctx_counter {
 	 */
 	bool enabled;
 	bool mux_off;
-	/*
-	 * A flexible unit's leader, ctx->lock (kernel/mux.c): @mux_turn, it
-	 * had its turn on the PMU in this round; @mux_pick, scratch of one
-	 * choice.
-	 */
-	bool mux_turn, mux_pick;
+	/* A flexible unit's leader, ctx->lock: scratch of one choice (mux.c). */
+	bool mux_pick;
 	u64 base, snap;
 	u64 time_base, time_snap;
 	u64 run_base, run_snap;
@@ -915,6 +915,19 @@ int pmuctx_mux_add(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 bool pmuctx_mux_added(struct pmuctx_context *ctx);
 bool pmuctx_mux_resched(struct pmuctx_context *ctx);
 void pmuctx_mux_forget(struct pmuctx_context *ctx, struct pmuctx_counter *c);
+/*
+ * The context's rotation stride, at random between 0.9 and 1 of the units
+ * on the PMU (kernel/mux.c): ctx->lock held, or the context not published.
+ */
+#define PMUCTX_MUX_STRIDE_MIN	0xe6666666U	/* 0.9 * 2^32 */
+
+static inline void pmuctx_mux_draw_stride(struct pmuctx_context *ctx)
+{
+	ctx->mux_stride = PMUCTX_MUX_STRIDE_MIN +
+			  reciprocal_scale(prandom_u32_state(&ctx->mux_rnd),
+					   0U - PMUCTX_MUX_STRIDE_MIN);
+}
+
 void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,
 			  struct pmuctx_counter *clone,
 			  const struct pmuctx_counter *c);

@@ -360,31 +360,28 @@ struct sim {
 };
 
 /*
- * kernel/mux.c's choice for units of one counter each: of the units not on
- * yet that have not had their turn this round, the first that fit (@m
- * counters, *@on already holds some) from a random one.  Returns whether
- * one of them was left out (else the round is over).
+ * kernel/mux.c's order for units of one counter each: a position in the
+ * list (a fraction, 2^-32), random at the start, moves on every rotation
+ * by the context's stride (0.9 to 1, random) times the m units that fit
+ * over the k; the m units from the one at the position are on.
  */
-static int random_fill(unsigned char *on, unsigned char *turn, int k, int m)
-{
-	int u, n = 0, used = 0, start, i, cand[MAX_UNITS];
+struct kron {
+	uint32_t pos, stride;
+};
 
-	for (u = 0; u < k; u++) {
-		used += on[u];
-		if (!on[u] && !turn[u])
-			cand[n++] = u;
-	}
-	if (!n)
-		return 0;
-	start = (int)(uniform() * n);
-	for (i = 0; i < n; i++) {
-		if (used == m)
-			return 1;
-		u = cand[(start + i) % n];
-		on[u] = turn[u] = 1;
-		used++;
-	}
-	return 0;
+static void kron_start(struct kron *kr)
+{
+	kr->pos = (uint32_t)rng_next();
+	kr->stride = 0xe6666666U + (uint32_t)(((rng_next() >> 32) * (uint64_t)(0U - 0xe6666666U)) >> 32);
+}
+
+static void kron_choose(struct kron *kr, unsigned char *on, int k, int m)
+{
+	int start = (int)(((uint64_t)kr->pos * k) >> 32), u;
+
+	for (u = 0; u < m; u++)
+		on[(start + u) % k] = 1;
+	kr->pos += (uint32_t)(((uint64_t)kr->stride * m) / k);
 }
 
 /*
@@ -403,7 +400,8 @@ static void sim_run(struct sim *s)
 	int intervals = (ticks + TICKS_PER_SLICE - 1) / TICKS_PER_SLICE;
 	int cycle_ticks = s->k / (s->step ? s->step : s->m) * TICKS_PER_SLICE;
 	int u, j, cursor = 0;
-	unsigned char on[MAX_TICKS / TICKS_PER_SLICE + 1][MAX_UNITS], turn[MAX_UNITS];
+	unsigned char on[MAX_TICKS / TICKS_PER_SLICE + 1][MAX_UNITS];
+	struct kron kr;
 
 	for (u = 0; u < s->k; u++) {
 		population(s->pop, rate, ticks, cycle_ticks,
@@ -417,15 +415,11 @@ static void sim_run(struct sim *s)
 			count[u][j] = poisson(mu);
 		}
 	}
-	memset(turn, 0, sizeof(turn));
+	kron_start(&kr);
 	for (j = 0; j < intervals; j++) {
 		memset(on[j], 0, sizeof(on[j]));
 		if (!s->step) {
-			/* the kernel's order: rounds, each from a random unit */
-			if (!random_fill(on[j], turn, s->k, s->m)) {
-				memset(turn, 0, sizeof(turn));
-				random_fill(on[j], turn, s->k, s->m);
-			}
+			kron_choose(&kr, on[j], s->k, s->m);
 			continue;
 		}
 		for (u = 0; u < s->m; u++)
@@ -513,7 +507,7 @@ static const struct { int k, m, step, enabled_ms; } schedules[] = {
 	{ 12, 6, 6, 1000 },
 	{ 16, 4, 4, 1000 },
 	{ 10, 6, 6, 1000 },	/* k not a multiple of m: slices of one or two intervals */
-	{ 12, 6, 0, 1000 },	/* step 0: the kernel's random order */
+	{ 12, 6, 0, 1000 },	/* step 0: the kernel's order (random start and stride) */
 	{ 16, 4, 0, 1000 },
 	{ 10, 6, 0, 1000 },
 	{ 14, 6, 0, 1000 },
@@ -577,18 +571,20 @@ static void test_simulation(void)
 		cov = sim_coverage(&s);
 		ok(cov < 50, "phases that beat with the rotation break the interval: %.1f%% covered", cov);
 	}
-	/* the kernel's random order: the same beat cannot stay in step */
+	/*
+	 * The kernel's order: the beat stays in step only with the contexts
+	 * whose random stride is within about a line width (1 / rotations)
+	 * of it, a tenth of them over 250 rotations: 91% covered, where the
+	 * fixed order covers none.  Square waves of 1 to 20 ms (a tick of
+	 * 0.5 ms is the finest), 12 units on 6 counters: the same at the one
+	 * period in step with it (8 ms), 97 to 100% elsewhere.
+	 */
 	{
 		struct sim s = { .pop = POP_BEAT, .k = 8, .m = 4, .step = 0, .enabled_ms = 1000, .runs = 500 };
 
 		cov = sim_coverage(&s);
-		ok(cov >= 93, "random order: the beat is sampled at random phases, %.1f%% covered", cov);
+		ok(cov >= 88, "the kernel's order: a beat in step with a round is covered %.1f%% (at least 88)", cov);
 	}
-	/*
-	 * Square waves of 1 to 20 ms (a tick of 0.5 ms is the finest), 12
-	 * units on 6 counters: the systematic order (step 6) against the
-	 * kernel's.  The random order must cover at every period.
-	 */
 	{
 		double worst_sys = 100, worst_rnd = 100;
 		int p;
@@ -606,7 +602,7 @@ static void test_simulation(void)
 			if (cov < worst_rnd)
 				worst_rnd = cov;
 		}
-		ok(worst_rnd >= 93, "square waves of 1-20 ms: random order covers at least %.1f%% at every period (systematic: %.1f%%)",
+		ok(worst_rnd >= 88, "square waves of 1-20 ms: the kernel's order covers at least %.1f%% at every period (fixed order: %.1f%%)",
 		   worst_rnd, worst_sys);
 	}
 	/*
