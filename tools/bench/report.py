@@ -14,7 +14,10 @@ Overheads are medians minus the "no counters" median of the same boot and kind; 
 overhead.  The goals are those of issue 11.  Multiplexing (issue 13):
 14pmu ping-pong rows beside 7pmu, and the cost of one rotation from a
 user loop with 14 PMU counters against 7 (pmuctx counts its rotations,
-perf's are the loop time over its interval).
+perf's are the loop time over its interval).  Accuracy (issue 25): the
+workload families of mux_families.h, pmuctx (arch boot) and perf
+(arch-perf boot) side by side, every run, each family's median error and
+pmuctx's coverage.
 """
 import argparse
 import json
@@ -307,6 +310,80 @@ def svg(panels, path):
         f.write("\n".join(doc) + "\n")
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if not n:
+        return None
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def accuracy_rows(arch, boots, out):
+    """Issue 25: multiplexed counts against the truth, pmuctx and perf side by side."""
+    pm = boots.get(arch)
+    pf = boots.get(arch + "-perf")
+    rows = {}
+    for api, b in (("pmuctx", pm), ("perf", pf)):
+        seen = {}
+        for r in (b.data.get("mux_accuracy", []) if b else []):
+            if r["api"] != api:
+                continue
+            # each event is opened twice: the second is the 8th..14th counter
+            k = (r["family"], r["config"], r["rep"], r["event"])
+            n = seen[k] = seen.get(k, 0) + 1
+            rows.setdefault(k + (n,), {})[api] = r
+    if not rows:
+        return None
+    out.append("")
+    out.append("%s: multiplexing accuracy (issue 25): 14 inherited counters on 6 + 1 against the 7 events"
+               " together; every run" % arch)
+    out.append("  %-13s %3s %-9s %9s %10s %9s   %s" % ("config", "rep", "event", "pmuctx", "95% half",
+                                                       "perf", "judged"))
+    errs = {}
+    for key in sorted(rows, key=lambda k: (k[0], k[1], k[2], k[4])):
+        fam, config, rep, event, _ = key
+        cell, judged = [], False
+        for api in ("pmuctx", "perf"):
+            r = rows[key].get(api)
+            if not r or r["truth"] <= 0:
+                cell.append(None)
+                continue
+            judged = r["judged"]
+            e = 100.0 * (r["scaled"] - r["truth"]) / r["truth"]
+            cell.append((e, r))
+            if judged:
+                d = errs.setdefault(fam, {}).setdefault(api, [])
+                d.append(abs(e))
+                if api == "pmuctx":
+                    c = errs[fam].setdefault("cov", [0, 0, 0])
+                    c[0] += 1
+                    if r["half"] is None:
+                        c[2] += 1
+                    elif abs(r["scaled"] - r["truth"]) <= r["half"]:
+                        c[1] += 1
+        pmc, pfc = cell
+        half = "--"
+        if pmc:
+            half = "?" if pmc[1]["half"] is None else "%.2f%%" % (100.0 * pmc[1]["half"] / pmc[1]["scaled"])
+        out.append("  %-13s %3d %-9s %9s %10s %9s   %s" % (
+            config, rep, event, "%+.2f%%" % pmc[0] if pmc else "--", half,
+            "%+.2f%%" % pfc[0] if pfc else "--", "yes" if judged else ""))
+    res = {}
+    out.append("  median |error| of the judged (user-only, kernel-only) counters:")
+    for fam in sorted(errs):
+        e = errs[fam]
+        mp, mf = median(e.get("pmuctx", [])), median(e.get("perf", []))
+        cov = e.get("cov", [0, 0, 0])
+        res[fam] = dict(pmuctx=mp, perf=mf, judged=cov[0], covered=cov[1], unknown=cov[2])
+        out.append("    %-7s pmuctx %s (%d)  perf %s (%d)%s   pmuctx's 95%% intervals covered %d of %d, %d unknown" % (
+            fam, "%.2f%%" % mp if mp is not None else "--", len(e.get("pmuctx", [])),
+            "%.2f%%" % mf if mf is not None else "--", len(e.get("perf", [])),
+            "  (pmuctx <= perf)" if mp is not None and mf is not None and mp <= mf else
+            "  (pmuctx > perf)" if mp is not None and mf is not None else "",
+            cov[1], cov[0], cov[2]))
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="build/bench")
@@ -327,9 +404,12 @@ def main():
         rows = table_switch(arch, boots, out)
         res = other_rows(arch, boots, out)
         mux = mux_rows(arch, boots, out)
+        acc = accuracy_rows(arch, boots, out)
         results[arch] = dict(switch=rows, other=res)
         if mux:
             results[arch]["mux"] = mux
+        if acc:
+            results[arch]["mux_accuracy"] = acc
         swaps = [(r["label"], r["pmuctx"], r["perf"]) for r in rows if r["shape"] in ("swap", "mapped")]
         loads = [(r["label"], r["pmuctx"], r["perf"]) for r in rows if r["shape"] not in ("swap", "mapped")]
         panels.append(("%s: equivalent contexts (swap)" % arch, swaps))

@@ -277,22 +277,26 @@ static double mux_perturbation(void)
  * from the truth after 25 rotations, 0.85 and 5.0 standard errors: the
  * dispatch, not sampling.
  *
- * K_MUX = 3: with a right estimate the 95% interval misses one time in
- * twenty (94-95% in multiplexing.rst's simulation), and each run judges
- * several counters, so K_MUX = 1 would fail a correct module often.  The
- * counters have only ~12 slices each (1.96 is the normal quantile, too
- * narrow with few slices: 85% covered at 3-4), and without -icount the
- * cycle counter counts host time, whose stalls under load (a vCPU not
- * scheduled for milliseconds, counted by the slice it falls in) are
- * heavy-tailed.  Three half-widths are 5.9 standard errors: a Student t
- * with 11 degrees of freedom passes that with p ~ 1e-4.  A mis-scaled
- * count (times that do not match the counts, a lost slice) is off by far
- * more than that.  Measured (2026-11-26, host loaded by kernel builds and
+ * K_MUX = 3: with a right estimate the 95% interval misses at most one
+ * time in twenty, and each run judges several counters, so K_MUX = 1
+ * would fail a correct module now and then.  The half-width is already
+ * Student's t for the slices' degrees of freedom (2.23 with 11 slices,
+ * the normal 1.96 was too narrow with few: 85% covered at 3-4) and has
+ * no finite-population correction (multiplexing.rst), so three of them
+ * are about 9 standard errors of a half-time counter; they were seen at
+ * 4.41 half-widths once with few slices under the old estimate (1.96,
+ * with the correction, at half time: 4.41 of those are about 2.7 of
+ * these).  Without -icount the cycle counter counts host time, whose
+ * stalls under load (a vCPU not scheduled for milliseconds, counted by
+ * the slice it falls in) are heavy-tailed: that is what the margin is
+ * for.  A mis-scaled count
+ * (times that do not match the counts, a lost slice) is off by far more
+ * than that.  Measured (2026-11-26, host loaded by kernel builds and
  * other VMs): inherited_multiplexed_ping_pong's counters on arm64 -smp 2
  * (cycles) had half-widths of 7-32% and were 0.07-0.89 half-widths from
  * the pinned count in 10 counters (one run had failed the old fixed 10%
  * at -21.6%); under -icount, half-widths 0.2-0.55% and errors of
- * 0.37-0.75 of them.
+ * 0.37-0.75 of them (both with the old estimate).
  */
 #define K_MUX	3
 
