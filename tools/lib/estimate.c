@@ -5,12 +5,13 @@
  * A counter that shared the PMU ran for time_running T of its enabled time
  * E, in slices (c_i counted in t_i ns, Σc = value C, Σt = T).  The scaled
  * value V = C * E / T is a ratio estimator, R = C / T times E, of a
- * population (the whole enabled time) of which the slices are a sample:
- * the kernel gives each unit one turn, one slice, a round, at a random
- * place in it (kernel/mux.c), a stratified sample whose variance is at
- * most that of slices drawn at random with replacement, and equal to it
- * for a program whose phases fill every round with both extremes.  So,
- * with no finite-population correction:
+ * population (the whole enabled time) of which the slices are a sample.
+ * The kernel spreads each unit's turns evenly from a random start
+ * (kernel/mux.c), which the random-sampling variance overstates except
+ * for a program in step with the rotation, whose slices agree; leaving
+ * out the finite-population correction (1 - f, f = T / E) covers part
+ * of those runs, at the price of intervals 1 / sqrt(1 - f) wider for the
+ * others:
  *
  *	S = Σc² - 2R Σct + R² Σt²		(= Σ (c_i - R t_i)²)
  *	Var(R) ≈ n / (n - 1) * S / T²
