@@ -260,8 +260,9 @@ static void el0_on_sigsegv(int sig)
 static inline int el0_read_counter(unsigned int n, uint64_t *val)
 {
 	struct sigaction sa = { .sa_handler = el0_on_sigsegv }, old;
-	unsigned int ecx = n == ARM64_CYCLE_IDX ? 1U << 30 | 1 :
-			   n >= X86_FIXED_IDX(0) ? 1U << 30 | (n - X86_FIXED_IDX(0)) : n;
+	/* Volatile: read after the sigsetjmp() below, which may return twice. */
+	volatile unsigned int ecx = n == ARM64_CYCLE_IDX ? 1U << 30 | 1 :
+				    n >= X86_FIXED_IDX(0) ? 1U << 30 | (n - X86_FIXED_IDX(0)) : n;
 	volatile uint64_t v = 0;
 	unsigned int lo, hi;
 	int ret = 0;
