@@ -72,6 +72,31 @@
  */
 #define PERFMON_MAX_PERIOD	BIT_ULL(31)
 
+/*
+ * Every counter has its overflow interrupt on, so that the wrap of a
+ * counting (not sampling) one is folded by the NMI's irq_work: its count
+ * stays exact however long no unload, read or rotation folds it (the
+ * fold takes deltas modulo 2^width, exact until a second wrap).  Such a
+ * counter starts this many events before its wrap, and again after each
+ * wrap; 0 (the default) starts it at 0, the first wrap 2^width events
+ * later, and never re-arms it.  The PMU lane's tests set a small one so
+ * that their loops cross thousands of wraps.  Read at each load and fold.
+ */
+static unsigned int perfmon_start_headroom;
+
+static int perfmon_set_headroom(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, PERFMON_MAX_PERIOD);
+}
+
+static const struct kernel_param_ops perfmon_headroom_ops = {
+	.set = perfmon_set_headroom,
+	.get = param_get_uint,
+};
+module_param_cb(start_headroom, &perfmon_headroom_ops, &perfmon_start_headroom, 0644);
+MODULE_PARM_DESC(start_headroom,
+		 "x86: events a counting counter starts before its wrap, 0 (from 0) to 2^31; its overflow NMI folds it");
+
 /* As arm64's: past this many PMIs a jiffy, re-arm at least 2^20 ahead. */
 #define PERFMON_THROTTLE_EVENTS	BIT_ULL(20)
 static unsigned int perfmon_max_pmis_per_tick = 64;
@@ -250,8 +275,8 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 		c->hw_config |= ARCH_PERFMON_EVENTSEL_OS;
 	if (!(attr->flags & PMUCTX_ATTR_EXCLUDE_USER))
 		c->hw_config |= ARCH_PERFMON_EVENTSEL_USR;
-	if (attr->sample_period)
-		c->hw_config |= ARCH_PERFMON_EVENTSEL_INT;
+	/* Every counter: a wrap of a counting one folds it too (below). */
+	c->hw_config |= ARCH_PERFMON_EVENTSEL_INT;
 	return perfmon_take();
 }
 
@@ -311,8 +336,9 @@ static u64 perfmon_program_one(struct pmuctx_counter *c)
 {
 	int slot = c->hw_idx;
 
-	c->hw_prev = unlikely(c->attr.sample_period) ?
-		     perfmon_start_value(slot, c->period_left) : 0;
+	c->hw_prev = perfmon_start_value(slot, unlikely(c->attr.sample_period) ?
+					 c->period_left :
+					 READ_ONCE(perfmon_start_headroom));
 	perfmon_write_counter(slot, c->hw_prev);
 	if (perfmon_is_fixed(slot))
 		return perfmon_fixed_field(c, slot - PERFMON_FIXED_SLOT);
@@ -352,6 +378,19 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 }
 
 /*
+ * With a start_headroom, a counting counter that wrapped starts again that
+ * far (or the throttle's floor) before its next wrap: the lane's tests
+ * cross a wrap every @left events, each folded by the NMI's irq_work.  As
+ * for a sampling counter's re-arm, kernel-mode events between the read and
+ * this write are not counted; the default (0) never re-arms.
+ */
+static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
+{
+	c->hw_prev = perfmon_start_value(c->hw_idx, min_t(u64, left, PERFMON_MAX_PERIOD));
+	perfmon_write_counter(c->hw_idx, c->hw_prev);
+}
+
+/*
  * Bring every counter of @ctx up to date: deltas modulo the counter width
  * (48 bits on version 2), so a wrap between two folds costs nothing as
  * long as a fold comes before a second wrap (2^48 events: 78 hours at
@@ -360,9 +399,11 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 static void perfmon_fold_slots(struct pmuctx_context *ctx,
 			       struct pt_regs *regs, u64 arm_floor)
 {
+	unsigned int headroom = READ_ONCE(perfmon_start_headroom);
 	unsigned long used = ctx->used_mask;
 	struct pmuctx_counter *c;
 	u64 raw, delta;
+	bool wrapped;
 	int slot;
 
 	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
@@ -371,10 +412,13 @@ static void perfmon_fold_slots(struct pmuctx_context *ctx,
 			continue;
 		raw = perfmon_read_counter(slot);
 		delta = (raw - c->hw_prev) & perfmon_mask(slot);
+		wrapped = raw < c->hw_prev;
 		c->hw_count += delta;
 		c->hw_prev = raw;
 		if (unlikely(c->attr.sample_period))
 			perfmon_fold_periods(c, regs, arm_floor, delta);
+		else if (unlikely(wrapped && headroom))
+			perfmon_rearm_counting(c, max_t(u64, headroom, arm_floor));
 	}
 }
 
