@@ -25,18 +25,34 @@ struct workqueue_struct *pmuctx_wq;
  * Users see them only through pmuctx_cookie_for_user().
  */
 static DEFINE_PER_CPU(u64, pmuctx_cookie_seq);
-static unsigned int pmuctx_cookie_cpu_bits;
+static DEFINE_PER_CPU(u64, pmuctx_id_seq);
+static unsigned int pmuctx_cpu_bits;
 static siphash_key_t pmuctx_cookie_key;
+
+/* A number no other call with @seq returns: this CPU's next, and the CPU. */
+static u64 pmuctx_percpu_unique(u64 __percpu *seq)
+{
+	u64 n, cpu;
+
+	preempt_disable();
+	n = this_cpu_inc_return(*seq);
+	cpu = smp_processor_id();
+	preempt_enable();
+	return (n << pmuctx_cpu_bits) | cpu;
+}
 
 u64 pmuctx_new_cookie(void)
 {
-	u64 seq, cpu;
+	return pmuctx_percpu_unique(&pmuctx_cookie_seq) << 2;
+}
 
-	preempt_disable();
-	seq = this_cpu_inc_return(pmuctx_cookie_seq);
-	cpu = smp_processor_id();
-	preempt_enable();
-	return ((seq << pmuctx_cookie_cpu_bits) | cpu) << 2;
+/*
+ * Counter ids (PMUCTX_IOC_ID, PMUCTX_FORMAT_ID): unique and never 0, handed
+ * out per CPU like cookies, so that opens on every CPU share no counter.
+ */
+u64 pmuctx_new_counter_id(void)
+{
+	return pmuctx_percpu_unique(&pmuctx_id_seq);
 }
 
 /*
@@ -554,7 +570,7 @@ void pmuctx_ctx_queue_exit(struct pmuctx_context *ctx, struct pmuctx_link *link)
 
 int pmuctx_context_init(void)
 {
-	pmuctx_cookie_cpu_bits = order_base_2(nr_cpu_ids);
+	pmuctx_cpu_bits = order_base_2(nr_cpu_ids);
 	get_random_bytes(&pmuctx_cookie_key, sizeof(pmuctx_cookie_key));
 	pmuctx_ctx_cache = KMEM_CACHE(pmuctx_context, 0);
 	if (!pmuctx_ctx_cache)

@@ -31,7 +31,6 @@ module_param_named(max_counters_per_task, pmuctx_max_counters, uint, 0644);
 MODULE_PARM_DESC(max_counters_per_task,
 		 "counters one task's context may hold, clones included (EMFILE beyond)");
 
-static atomic64_t pmuctx_next_id = ATOMIC64_INIT(0);
 static const struct file_operations pmuctx_counter_fops;
 
 /*
@@ -363,7 +362,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	}
 	c->attr = attr;
 	c->attr.size = sizeof(attr);
-	c->id = atomic64_inc_return(&pmuctx_next_id);
+	c->id = pmuctx_new_counter_id();
 	if (pmuctx_counter_is_hw(c)) {
 		err = pmuctx_hw->event_init(c);
 		if (err)

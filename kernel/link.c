@@ -5,19 +5,127 @@
  * another task's notifier list may change under a reader in process
  * context).
  */
-#include <linux/hashtable.h>
+#include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include "pmuctx.h"
 
 /*
- * Index of links by task.  Writers: attach (process context), fork and exit
- * hooks (preemption disabled); readers walk it under RCU.  Never taken in
- * IRQ context, so a plain spinlock.
+ * Index of links by task: 1024 buckets, each with its own lock, so that
+ * forks and exits on different CPUs (of different tasks) never share one.
+ * Writers of a bucket: attach (process context), fork and exit hooks
+ * (preemption disabled), under the bucket's lock; readers walk it under
+ * RCU.  A task's link always hashes to the same bucket, so the attach's
+ * TASK_NEW check and the fork hook's add are serialised by that bucket's
+ * lock.  Never taken in IRQ context, so plain spinlocks; a bucket lock
+ * nests inside nothing and takes nothing.
  */
-DEFINE_SPINLOCK(pmuctx_links_lock);
-static DEFINE_HASHTABLE(pmuctx_links, 10);
+#define PMUCTX_LINK_BITS	10
+
+struct pmuctx_link_bucket {
+	spinlock_t lock;		/* writers of @links */
+	struct hlist_head links;	/* RCU readers */
+};
+
+static struct pmuctx_link_bucket pmuctx_link_index[1 << PMUCTX_LINK_BITS] = {
+	[0 ... (1 << PMUCTX_LINK_BITS) - 1] = {
+		.lock = __SPIN_LOCK_UNLOCKED(pmuctx_link_index.lock),
+	},
+};
+
+static struct pmuctx_link_bucket *pmuctx_link_bucket(const struct task_struct *t)
+{
+	return &pmuctx_link_index[hash_ptr(t, PMUCTX_LINK_BITS)];
+}
+
+/*
+ * Every link keeps the module: its notifier points into our code.  A
+ * module reference per link was a global atomic on every fork and exit;
+ * instead links are counted per CPU, and one module reference stands for
+ * all of them while pmuctx_users_held is set:
+ * - an allocation counts its link on its CPU inside an RCU read-side
+ *   section that saw pmuctx_users_held set, or else, under
+ *   pmuctx_users_lock, after setting it (taking the reference if it was
+ *   clear);
+ * - a free uncounts it, on whatever CPU, and unless one is pending,
+ *   queues the check PMUCTX_USERS_CHECK_DELAY later;
+ * - the check clears pmuctx_users_held under the lock, waits for a grace
+ *   period (so every allocation that saw it set has counted its link),
+ *   and sums the CPUs: a link left and the flag still clear, it sets the
+ *   flag again and keeps its reference; otherwise it drops it (no link
+ *   left, or an allocation meanwhile took a reference of its own).
+ * So rmmod fails with EBUSY until the delay and a grace period after the
+ * last link is freed.  The sum is exact once the grace period has passed:
+ * a free counted before its allocation is impossible, and an allocation
+ * the sum misses took its own reference.
+ */
+#define PMUCTX_USERS_CHECK_DELAY	(HZ / 20 ?: 1)
+
+static DEFINE_PER_CPU(long, pmuctx_users);
+static DEFINE_SPINLOCK(pmuctx_users_lock);	/* setting the flag below */
+static bool pmuctx_users_held;
+static void pmuctx_users_check(struct work_struct *work);
+static DECLARE_DELAYED_WORK(pmuctx_users_check_work, pmuctx_users_check);
+
+static void pmuctx_users_get(void)
+{
+	rcu_read_lock();
+	if (likely(READ_ONCE(pmuctx_users_held))) {
+		this_cpu_inc(pmuctx_users);
+		rcu_read_unlock();
+		return;
+	}
+	rcu_read_unlock();
+	spin_lock(&pmuctx_users_lock);
+	if (!pmuctx_users_held) {
+		__module_get(THIS_MODULE);
+		WRITE_ONCE(pmuctx_users_held, true);
+	}
+	this_cpu_inc(pmuctx_users);
+	spin_unlock(&pmuctx_users_lock);
+}
+
+/* Any context but NMI. */
+static void pmuctx_users_put(void)
+{
+	this_cpu_dec(pmuctx_users);
+	if (!delayed_work_pending(&pmuctx_users_check_work))
+		queue_delayed_work(system_wq, &pmuctx_users_check_work,
+				   PMUCTX_USERS_CHECK_DELAY);
+}
+
+static void pmuctx_users_check(struct work_struct *work)
+{
+	long users = 0;
+	int cpu;
+
+	spin_lock(&pmuctx_users_lock);
+	if (!pmuctx_users_held) {
+		spin_unlock(&pmuctx_users_lock);
+		return;
+	}
+	WRITE_ONCE(pmuctx_users_held, false);
+	spin_unlock(&pmuctx_users_lock);
+	synchronize_rcu();
+	for_each_possible_cpu(cpu)
+		users += per_cpu(pmuctx_users, cpu);
+	spin_lock(&pmuctx_users_lock);
+	if (users > 0 && !pmuctx_users_held) {
+		WRITE_ONCE(pmuctx_users_held, true);
+		spin_unlock(&pmuctx_users_lock);
+		return;
+	}
+	spin_unlock(&pmuctx_users_lock);
+	/* rmmod may now run pmuctx_exit(), which waits for this to return. */
+	module_put(THIS_MODULE);
+}
+
+/* At module exit: no link is left, so no reference is held. */
+void pmuctx_users_exit(void)
+{
+	cancel_delayed_work_sync(&pmuctx_users_check_work);
+}
 
 struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp)
 {
@@ -28,22 +136,21 @@ struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp)
 	preempt_notifier_init(&link->notifier, &pmuctx_preempt_ops);
 	refcount_set(&link->refs, 1);
 	link->task = t;
-	/* Every link keeps the module: its notifier points into our code. */
-	__module_get(THIS_MODULE);
+	pmuctx_users_get();
 	return link;
 }
 
 static void pmuctx_link_free_rcu(struct rcu_head *head)
 {
 	kfree(container_of(head, struct pmuctx_link, rcu));
-	module_put(THIS_MODULE);
+	pmuctx_users_put();
 }
 
 /* A link never published (an unused kit's): atomic context is fine. */
 void pmuctx_link_free_unused(struct pmuctx_link *link)
 {
 	kfree(link);
-	module_put(THIS_MODULE);
+	pmuctx_users_put();
 }
 
 void pmuctx_link_put(struct pmuctx_link *link)
@@ -54,24 +161,27 @@ void pmuctx_link_put(struct pmuctx_link *link)
 
 void pmuctx_link_index_add(struct pmuctx_link *link)
 {
-	spin_lock(&pmuctx_links_lock);
-	hash_add_rcu(pmuctx_links, &link->index_node, (unsigned long)link->task);
-	spin_unlock(&pmuctx_links_lock);
+	struct pmuctx_link_bucket *b = pmuctx_link_bucket(link->task);
+
+	spin_lock(&b->lock);
+	hlist_add_head_rcu(&link->index_node, &b->links);
+	spin_unlock(&b->lock);
 }
 
 void pmuctx_link_index_del(struct pmuctx_link *link)
 {
-	spin_lock(&pmuctx_links_lock);
-	hash_del_rcu(&link->index_node);
-	spin_unlock(&pmuctx_links_lock);
+	struct pmuctx_link_bucket *b = pmuctx_link_bucket(link->task);
+
+	spin_lock(&b->lock);
+	hlist_del_init_rcu(&link->index_node);
+	spin_unlock(&b->lock);
 }
 
 static struct pmuctx_link *pmuctx_link_find_rcu(struct task_struct *t)
 {
 	struct pmuctx_link *link;
 
-	hash_for_each_possible_rcu(pmuctx_links, link, index_node,
-				   (unsigned long)t)
+	hlist_for_each_entry_rcu(link, &pmuctx_link_bucket(t)->links, index_node)
 		if (link->task == t && !READ_ONCE(link->exited))
 			return link;
 	return NULL;
@@ -123,6 +233,7 @@ static void pmuctx_link_register_work(struct callback_head *head)
  */
 struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 {
+	struct pmuctx_link_bucket *bucket;
 	struct pmuctx_link *link, *raced;
 	struct pmuctx_context *ctx;
 	int err;
@@ -146,12 +257,13 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 	/* The caller holds the target's exec_update_lock: no exec meanwhile. */
 	link->exec_id = t->self_exec_id;
 
-	spin_lock(&pmuctx_links_lock);
+	bucket = pmuctx_link_bucket(t);
+	spin_lock(&bucket->lock);
 	rcu_read_lock();
 	raced = pmuctx_link_find_rcu(t);
 	if (raced && refcount_inc_not_zero(&raced->refs)) {
 		rcu_read_unlock();
-		spin_unlock(&pmuctx_links_lock);
+		spin_unlock(&bucket->lock);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		pmuctx_ctx_put(ctx);
 		pmuctx_link_put(link);
@@ -160,21 +272,21 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 	rcu_read_unlock();
 	/*
 	 * A child is findable by pid before its parent's fork hook gave it
-	 * its link, and stays TASK_NEW until after that hook.  Under this
-	 * lock, which the hook takes to index the link: TASK_NEW and no link
-	 * means the hook may still add one, so refuse rather than make a
-	 * second.  Waiting is no option: the parent may fault (even on a
-	 * userfaultfd page) before it wakes the child.
+	 * its link, and stays TASK_NEW until after that hook.  Under the
+	 * child's bucket lock, which the hook takes to index the link:
+	 * TASK_NEW and no link means the hook may still add one, so refuse
+	 * rather than make a second.  Waiting is no option: the parent may
+	 * fault (even on a userfaultfd page) before it wakes the child.
 	 */
 	if (READ_ONCE(t->__state) == TASK_NEW) {
-		spin_unlock(&pmuctx_links_lock);
+		spin_unlock(&bucket->lock);
 		RCU_INIT_POINTER(link->ctx, NULL);
 		pmuctx_ctx_put(ctx);
 		pmuctx_link_put(link);
 		return ERR_PTR(-EAGAIN);
 	}
-	hash_add_rcu(pmuctx_links, &link->index_node, (unsigned long)t);
-	spin_unlock(&pmuctx_links_lock);
+	hlist_add_head_rcu(&link->index_node, &bucket->links);
+	spin_unlock(&bucket->lock);
 
 	refcount_inc(&link->refs);	/* the caller's */
 	if (t == current) {

@@ -95,8 +95,9 @@ remove_hw:
 }
 
 /*
- * Every counter fd and every task link holds a module reference, so by the
- * time this runs no notifier of ours is registered anywhere; what is left
+ * Every counter fd holds a module reference, and the links hold one between
+ * them (link.c), so by the time this runs no notifier of ours is
+ * registered anywhere; what is left
  * are exit works and RCU callbacks, drained here.
  */
 static void __exit pmuctx_exit(void)
@@ -104,6 +105,7 @@ static void __exit pmuctx_exit(void)
 	pmuctx_dev_unregister();
 	pmuctx_inherit_exit();
 	pmuctx_context_exit();
+	pmuctx_users_exit();
 	pmuctx_mux_exit();
 	pmuctx_counter_exit();
 	pmuctx_remove_hw();

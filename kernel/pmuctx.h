@@ -6,7 +6,7 @@
  * Lock order (outermost first):
  *   ctx->mutex  ->  counter->fam->child_lock  ->  ctx->lock  ->  other ctx->lock
  *   (two ctx->locks only in a swap, taken in address order)
- *   pmuctx_links_lock nests inside nothing and takes nothing.
+ *   A link index bucket's lock (link.c) nests inside nothing and takes nothing.
  */
 #ifndef _PMUCTX_INTERNAL_H
 #define _PMUCTX_INTERNAL_H
@@ -333,7 +333,7 @@ struct pmuctx_link {
 	refcount_t refs;	/* alive-with-task, pending task work, users */
 	struct task_struct *task;
 	struct pmuctx_context __rcu *ctx;	/* changed under its ctx->lock */
-	struct hlist_node index_node;	/* pmuctx_links_lock */
+	struct hlist_node index_node;	/* its index bucket's lock */
 	struct callback_head register_work;	/* attach to another task */
 	struct callback_head detach_work;	/* context became empty */
 	bool detach_queued;	/* under its ctx->lock */
@@ -688,6 +688,7 @@ struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
 void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);
+u64 pmuctx_new_counter_id(void);
 u64 pmuctx_cookie_for_user(u64 cookie);
 void pmuctx_ctx_changed(struct pmuctx_context *ctx);
 void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta);
@@ -857,13 +858,13 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c);
 bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c);
 
 /* link.c: the task index and notifier registration */
-extern spinlock_t pmuctx_links_lock;
 struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp);
 struct pmuctx_link *pmuctx_link_lookup(struct task_struct *t);
 struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t);
 void pmuctx_link_put(struct pmuctx_link *link);
 void pmuctx_link_free_unused(struct pmuctx_link *link);
 void pmuctx_link_index_add(struct pmuctx_link *link);
+void pmuctx_users_exit(void);
 void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
 void pmuctx_ctx_unpin(struct pmuctx_context *ctx);
