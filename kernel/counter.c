@@ -47,8 +47,36 @@ bool pmuctx_counter_alloc_bulk(gfp_t gfp, unsigned int nr,
 	return true;
 }
 
-/* A counter a file will hold, with its family's shared part. */
-struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp)
+static void pmuctx_family_free(struct pmuctx_family *fam)
+{
+	free_percpu(fam->shards);
+	bitmap_free(fam->shard_cpus);
+	kfree(fam);
+}
+
+/* Per-CPU shards for an inheriting original's clones (kernel/pmuctx.h). */
+static int pmuctx_family_alloc_shards(struct pmuctx_family *fam, gfp_t gfp)
+{
+	int cpu;
+
+	fam->shards = alloc_percpu_gfp(struct pmuctx_family_shard, gfp);
+	fam->shard_cpus = bitmap_zalloc(nr_cpu_ids, gfp);
+	if (!fam->shards || !fam->shard_cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct pmuctx_family_shard *sh = per_cpu_ptr(fam->shards, cpu);
+
+		spin_lock_init(&sh->lock);
+		INIT_LIST_HEAD(&sh->children);
+	}
+	return 0;
+}
+
+/*
+ * A counter a file will hold, with its family's shared part, and, when it
+ * is to be inherited (@inherit), the per-CPU shards of its clones.
+ */
+struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit)
 {
 	struct pmuctx_counter *c = pmuctx_counter_alloc(gfp);
 	struct pmuctx_family *fam;
@@ -56,16 +84,37 @@ struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp)
 	if (!c)
 		return NULL;
 	fam = kzalloc(sizeof(*fam), gfp);
-	if (!fam) {
+	if (!fam || (inherit && pmuctx_family_alloc_shards(fam, gfp))) {
+		if (fam)
+			pmuctx_family_free(fam);
 		pmuctx_counter_free_unused(c);
 		return NULL;
 	}
-	INIT_LIST_HEAD(&fam->children);
-	spin_lock_init(&fam->child_lock);
+	mutex_init(&fam->enable_mutex);
 	init_waitqueue_head(&fam->waitq);
 	init_irq_work(&fam->wake_work, pmuctx_counter_wake);
 	c->fam = fam;
 	return c;
+}
+
+/* Whether any clone of @c's family is still live (on a shard's list). */
+bool pmuctx_family_has_live_clones(struct pmuctx_counter *c)
+{
+	struct pmuctx_family_shard *sh;
+	bool live = false;
+	int cpu;
+
+	if (!c->fam->shards)
+		return false;
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+		sh = per_cpu_ptr(c->fam->shards, cpu);
+		spin_lock(&sh->lock);
+		live = !list_empty(&sh->children);
+		spin_unlock(&sh->lock);
+		if (live)
+			break;
+	}
+	return live;
 }
 
 /* A counter never published (an unused kit clone): atomic context is fine. */
@@ -84,11 +133,11 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	if (!refcount_dec_and_test(&c->refs))
 		return;
 	if (c->fam) {
-		WARN_ON_ONCE(!list_empty(&c->fam->children));
+		WARN_ON_ONCE(pmuctx_family_has_live_clones(c));
 		irq_work_sync(&c->fam->wake_work);
 		kfree(c->fam->samples);
 		kfree(c->fam->range_plan);
-		kfree(c->fam);
+		pmuctx_family_free(c->fam);
 	}
 	if (c->user_page) {
 		set_page_private(c->user_page, 0);	/* a swap's adjustment */
@@ -303,15 +352,18 @@ static noinline void pmuctx_counter_read_one(struct pmuctx_counter *c,
 }
 
 /*
- * The counter, its live clones and its exited clones.  child_lock makes a
- * clone's move from the live list to the exited totals atomic for readers.
- * Slices pool: each instance's are a sample of the family's enabled time
- * (summed only when the read format asks: a read stays cheap without).
+ * The counter, its live clones and its exited clones, shard by shard: a
+ * clone's move from its shard's list to that shard's totals is atomic
+ * under the shard's lock, so it is counted once.  Slices pool: each
+ * instance's are a sample of the family's enabled time (summed only when
+ * the read format asks: a read stays cheap without).
  */
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
 				struct pmuctx_reading *rd)
 {
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_counter *clone;
+	int cpu;
 
 	rd->value = 0;
 	rd->enabled = 0;
@@ -321,15 +373,18 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 	/* Only inheriting counters ever have clones or exited totals. */
 	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
 		return;
-	spin_lock(&c->fam->child_lock);
-	rd->value += c->fam->child_value;
-	rd->enabled += c->fam->child_enabled;
-	rd->running += c->fam->child_running;
-	if (rd->slices)
-		pmuctx_slices_add(rd->slices, &c->fam->child_slices);
-	list_for_each_entry(clone, &c->fam->children, child_entry)
-		pmuctx_counter_read_one(clone, rd);
-	spin_unlock(&c->fam->child_lock);
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+		sh = per_cpu_ptr(c->fam->shards, cpu);
+		spin_lock(&sh->lock);
+		rd->value += sh->child_value;
+		rd->enabled += sh->child_enabled;
+		rd->running += sh->child_running;
+		if (rd->slices)
+			pmuctx_slices_add(rd->slices, &sh->child_slices);
+		list_for_each_entry(clone, &sh->children, child_entry)
+			pmuctx_counter_read_one(clone, rd);
+		spin_unlock(&sh->lock);
+	}
 }
 
 static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
@@ -356,20 +411,36 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
  * Enable or disable the counter and every live clone, so that clones stay
  * equivalent to each other and to the original.  @enable_seq is odd for
  * the whole walk: a fork that copies an instance meanwhile (its clone is
- * not on the list yet) sees it and takes @family_on instead.
+ * not on a list yet, or on a shard this walk passed already) sees it, or
+ * its change, when it publishes, and takes @family_on instead.  The full
+ * barrier pairs with the fork's after it sets its shard's bit: the walk
+ * sees the bit, or the fork sees the odd @enable_seq.
  */
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 {
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_counter *clone;
+	int cpu;
 
-	spin_lock(&c->fam->child_lock);
-	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
-	c->fam->family_on = on;
+	mutex_lock(&c->fam->enable_mutex);
+	WRITE_ONCE(c->fam->family_on, on);
+	/* A fork that sees the odd count sees @family_on too. */
+	smp_store_release(&c->enable_seq, c->enable_seq + 1);
+	/* Pairs with the fork's, after its shard bit (pmuctx_next_shard()). */
+	smp_mb();
 	pmuctx_counter_enable_one(c, on);
-	list_for_each_entry(clone, &c->fam->children, child_entry)
-		pmuctx_counter_enable_one(clone, on);
-	WRITE_ONCE(c->enable_seq, c->enable_seq + 1);
-	spin_unlock(&c->fam->child_lock);
+	if (c->fam->shards) {
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+			sh = per_cpu_ptr(c->fam->shards, cpu);
+			spin_lock(&sh->lock);
+			list_for_each_entry(clone, &sh->children, child_entry)
+				pmuctx_counter_enable_one(clone, on);
+			spin_unlock(&sh->lock);
+		}
+	}
+	/* A fork that sees the even count sees every clone changed. */
+	smp_store_release(&c->enable_seq, c->enable_seq + 1);
+	mutex_unlock(&c->fam->enable_mutex);
 	return 0;
 }
 
@@ -387,53 +458,67 @@ static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
-/* Zero the count everywhere, exited clones included; times keep running. */
+/*
+ * Zero the count everywhere, exited clones included; times keep running.
+ * Shard by shard, as perf resets its children one by one: a clone that
+ * exits meanwhile is zeroed with its shard's totals, or counted after
+ * its shard was reset.
+ */
 void pmuctx_counter_family_reset(struct pmuctx_counter *c)
 {
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_counter *clone;
+	int cpu;
 
 	pmuctx_counter_reset_one(c);
-	spin_lock(&c->fam->child_lock);
-	c->fam->child_value = 0;
-	memset(&c->fam->child_slices, 0, sizeof(c->fam->child_slices));
-	list_for_each_entry(clone, &c->fam->children, child_entry)
-		pmuctx_counter_reset_one(clone);
-	spin_unlock(&c->fam->child_lock);
+	if (!c->fam->shards)
+		return;
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+		sh = per_cpu_ptr(c->fam->shards, cpu);
+		spin_lock(&sh->lock);
+		sh->child_value = 0;
+		memset(&sh->child_slices, 0, sizeof(sh->child_slices));
+		list_for_each_entry(clone, &sh->children, child_entry)
+			pmuctx_counter_reset_one(clone);
+		spin_unlock(&sh->lock);
+	}
 }
 
 /*
  * Called for each clone of a context whose holder exited, with the
- * context's frozen clocks @clk: move its totals to the original in one
- * step under child_lock.  No ctx->lock: the context is dead and the
- * caller holds its ctx->mutex, so nothing else writes the clone or the
- * context (a family reset or enable, the only other writers of a dead
- * context's clone, walk the children under the child_lock held here).
+ * context's frozen clocks @clk: move its totals to its shard of the
+ * original in one step under the shard's lock.  No ctx->lock: the context
+ * is dead and the caller holds its ctx->mutex, so nothing else writes the
+ * clone or the context (a family reset or enable, the only other writers
+ * of a dead context's clone, walk the shard under the lock held here).
  */
 void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
 				     const u64 *clk)
 {
 	struct pmuctx_counter *parent = clone->parent;
+	struct pmuctx_family_shard *sh = per_cpu_ptr(parent->fam->shards,
+						     clone->shard);
 	struct pmuctx_context *ctx = clone->ctx;
 	struct pmuctx_slices slices = {};
 	u64 v, e, r;
 
-	spin_lock(&parent->fam->child_lock);
+	spin_lock(&sh->lock);
 	v = pmuctx_counter_value(clone, clk);
 	pmuctx_counter_times(clone, clk, &e, &r);
 	pmuctx_counter_slices(clone, clk, &slices);
-	parent->fam->child_value += v;
-	parent->fam->child_enabled += e;
-	parent->fam->child_running += r;
-	parent->fam->child_loads += ctx->loads;
-	parent->fam->child_swaps += pmuctx_ctx_swaps(ctx);
-	parent->fam->child_rotations += ctx->rotations;
-	pmuctx_slices_add(&parent->fam->child_slices, &slices);
-	parent->fam->exited_clones++;
+	sh->child_value += v;
+	sh->child_enabled += e;
+	sh->child_running += r;
+	sh->child_loads += ctx->loads;
+	sh->child_swaps += pmuctx_ctx_swaps(ctx);
+	sh->child_rotations += ctx->rotations;
+	pmuctx_slices_add(&sh->child_slices, &slices);
+	sh->exited_clones++;
 	list_del_init(&clone->child_entry);
-	spin_unlock(&parent->fam->child_lock);
+	spin_unlock(&sh->lock);
 	/*
 	 * A poller waits for the last clone to go (EPOLLHUP).  It queues
-	 * itself before it looks at the children under child_lock, so either
+	 * itself before it looks at the shards under their locks, so either
 	 * it saw this clone gone or it is on the queue by now.
 	 */
 	if (wq_has_sleeper(&parent->fam->waitq))
@@ -504,34 +589,44 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
  */
 void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 {
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_counter *clone;
+	int cpu;
 
 	/*
-	 * A fork that copied @c before this publishes its clone under
-	 * child_lock too: it is on the list already, or it sees @closing and
-	 * leaves the clone to its child, which retires it before it first
-	 * returns to user space (pmuctx_sweep_closed()).
+	 * A fork that copied @c before this publishes its clone under its
+	 * shard's lock after setting the shard's bit and a full barrier, and
+	 * @closing is set before a full barrier here: either this walk sees
+	 * the bit and the clone is on that list by the time it takes the
+	 * lock, or the fork sees @closing and leaves the clone to its child,
+	 * which retires it before it first returns to user space
+	 * (pmuctx_sweep_closed()).
 	 */
-	spin_lock(&c->fam->child_lock);
-	c->fam->closing = true;
-	spin_unlock(&c->fam->child_lock);
-	for (;;) {
-		spin_lock(&c->fam->child_lock);
-		clone = list_first_entry_or_null(&c->fam->children,
-						 struct pmuctx_counter,
-						 child_entry);
-		if (clone) {
-			/* On the list it is alive: the exit work unlinks first. */
-			list_del_init(&clone->child_entry);
-			pmuctx_counter_get(clone);
-		}
-		spin_unlock(&c->fam->child_lock);
-		if (!clone)
-			break;
-		/* The context's reference, unless the exit work dropped it. */
-		if (pmuctx_ctx_remove_counter(clone))
+	WRITE_ONCE(c->fam->closing, true);
+	/* Pairs with the fork's, after its shard bit (pmuctx_next_shard()). */
+	smp_mb();
+	if (!c->fam->shards)
+		return;
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+		sh = per_cpu_ptr(c->fam->shards, cpu);
+		for (;;) {
+			spin_lock(&sh->lock);
+			clone = list_first_entry_or_null(&sh->children,
+							 struct pmuctx_counter,
+							 child_entry);
+			if (clone) {
+				/* Listed, it is alive: the exit work unlinks first. */
+				list_del_init(&clone->child_entry);
+				pmuctx_counter_get(clone);
+			}
+			spin_unlock(&sh->lock);
+			if (!clone)
+				break;
+			/* The context's reference, unless the exit work dropped it. */
+			if (pmuctx_ctx_remove_counter(clone))
+				pmuctx_counter_put(clone);
 			pmuctx_counter_put(clone);
-		pmuctx_counter_put(clone);
+		}
 	}
 }
 

@@ -355,7 +355,8 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	if (err)
 		goto out;
 
-	c = pmuctx_counter_alloc_original(GFP_KERNEL_ACCOUNT);
+	c = pmuctx_counter_alloc_original(GFP_KERNEL_ACCOUNT,
+					  attr.flags & PMUCTX_ATTR_INHERIT);
 	if (!c) {
 		err = -ENOMEM;
 		goto out;
@@ -792,10 +793,12 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 			       struct pmuctx_ctx_stats __user *ustats)
 {
 	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_ctx_stats st;
 	struct pmuctx_counter *clone;
 	long usize;
 	bool dead;
+	int cpu;
 
 	usize = pmuctx_copy_sized(&st, sizeof(st), ustats,
 				  offsetofend(struct pmuctx_ctx_stats, swaps));
@@ -821,19 +824,24 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	else
 		st.live_tasks++;
 
-	spin_lock(&c->fam->child_lock);
-	st.tree_loads += c->fam->child_loads;
-	st.tree_swaps += c->fam->child_swaps;
-	st.tree_rotations += c->fam->child_rotations;
-	st.exited_tasks += c->fam->exited_clones;
-	list_for_each_entry(clone, &c->fam->children, child_entry) {
-		pmuctx_ctx_stats_add(clone->ctx, &st, &dead);
-		if (dead)
-			st.exited_tasks++;
-		else
-			st.live_tasks++;
+	if (c->fam->shards) {
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+			sh = per_cpu_ptr(c->fam->shards, cpu);
+			spin_lock(&sh->lock);
+			st.tree_loads += sh->child_loads;
+			st.tree_swaps += sh->child_swaps;
+			st.tree_rotations += sh->child_rotations;
+			st.exited_tasks += sh->exited_clones;
+			list_for_each_entry(clone, &sh->children, child_entry) {
+				pmuctx_ctx_stats_add(clone->ctx, &st, &dead);
+				if (dead)
+					st.exited_tasks++;
+				else
+					st.live_tasks++;
+			}
+			spin_unlock(&sh->lock);
+		}
 	}
-	spin_unlock(&c->fam->child_lock);
 	st.inherit_failed = atomic64_read(&c->fam->inherit_failed);
 
 	return copy_to_user(ustats, &st, st.size) ? -EFAULT : 0;
@@ -878,11 +886,13 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 				   struct pmuctx_tree_read __user *utr)
 {
 	struct pmuctx_tree_entry *ents = NULL;
+	struct pmuctx_family_shard *sh;
 	struct pmuctx_counter *clone;
 	struct pmuctx_tree_read tr;
 	u64 clk[PMUCTX_NR_CLOCKS];
 	long ret;
 	u32 room;
+	int cpu;
 
 	ret = pmuctx_copy_sized(&tr, sizeof(tr), utr, sizeof(tr));
 	if (ret < 0)
@@ -905,13 +915,18 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	pmuctx_ctx_unlock_irq(c->ctx);
 
 	pmuctx_tree_visit(c, &tr, ents, room);
-	spin_lock(&c->fam->child_lock);
-	tr.total += c->fam->child_value;
-	tr.exited_value += c->fam->child_value;
-	tr.exited_tasks += c->fam->exited_clones;
-	list_for_each_entry(clone, &c->fam->children, child_entry)
-		pmuctx_tree_visit(clone, &tr, ents, room);
-	spin_unlock(&c->fam->child_lock);
+	if (c->fam->shards) {
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+			sh = per_cpu_ptr(c->fam->shards, cpu);
+			spin_lock(&sh->lock);
+			tr.total += sh->child_value;
+			tr.exited_value += sh->child_value;
+			tr.exited_tasks += sh->exited_clones;
+			list_for_each_entry(clone, &sh->children, child_entry)
+				pmuctx_tree_visit(clone, &tr, ents, room);
+			spin_unlock(&sh->lock);
+		}
+	}
 
 	if (tr.nr_entries > room)
 		ret = -ERANGE;
@@ -1015,9 +1030,7 @@ static __poll_t pmuctx_counter_poll(struct file *file, poll_table *wait)
 	pmuctx_ctx_lock_irq(c->ctx);
 	dead = c->ctx->dead;
 	pmuctx_ctx_unlock_irq(c->ctx);
-	spin_lock(&c->fam->child_lock);
-	live = !list_empty(&c->fam->children);
-	spin_unlock(&c->fam->child_lock);
+	live = pmuctx_family_has_live_clones(c);
 	if (dead && !live)
 		events |= EPOLLHUP;
 	return events;

@@ -124,17 +124,31 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 {
 	static const u64 zero_clk[PMUCTX_NR_CLOCKS];
 	struct pmuctx_counter *orig = clone->parent;
+	struct pmuctx_family *fam = orig->fam;
+	struct pmuctx_family_shard *sh;
 	bool published = false;
+	u32 seq;
 
-	spin_lock(&orig->fam->child_lock);
-	if (clone->enable_seq != orig->enable_seq || (clone->enable_seq & 1))
-		pmuctx_counter_set_enabled(clone, orig->fam->family_on, zero_clk);
+	/* Preemption is off: this CPU's shard (kernel/pmuctx.h). */
+	clone->shard = smp_processor_id();
+	sh = per_cpu_ptr(fam->shards, clone->shard);
+	if (!test_bit(clone->shard, fam->shard_cpus)) {
+		set_bit(clone->shard, fam->shard_cpus);
+		/* Pairs with family enable's and close's (pmuctx_next_shard()). */
+		smp_mb__after_atomic();
+	}
+	spin_lock(&sh->lock);
+	/* Pairs with family enable's releases: @family_on is current. */
+	seq = smp_load_acquire(&orig->enable_seq);
+	if (clone->enable_seq != seq || (seq & 1))
+		pmuctx_counter_set_enabled(clone, READ_ONCE(fam->family_on),
+					   zero_clk);
 	/* Closed meanwhile: release's walk will not see it, the child sweeps. */
-	if (!orig->fam->closing) {
-		list_add_tail(&clone->child_entry, &orig->fam->children);
+	if (!READ_ONCE(fam->closing)) {
+		list_add_tail(&clone->child_entry, &sh->children);
 		published = true;
 	}
-	spin_unlock(&orig->fam->child_lock);
+	spin_unlock(&sh->lock);
 	return published;
 }
 

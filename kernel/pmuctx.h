@@ -4,13 +4,15 @@
  * objects and every locking rule; the rules are repeated next to the data.
  *
  * Lock order (outermost first):
- *   ctx->mutex  ->  counter->fam->child_lock  ->  ctx->lock  ->  other ctx->lock
+ *   ctx->mutex  ->  a family shard's lock  ->  ctx->lock  ->  other ctx->lock
+ *   (fam->enable_mutex outside a shard's lock; one shard's lock at a time)
  *   (two ctx->locks only in a swap, taken in address order)
  *   A link index bucket's lock (link.c) nests inside nothing and takes nothing.
  */
 #ifndef _PMUCTX_INTERNAL_H
 #define _PMUCTX_INTERNAL_H
 
+#include <linux/bitmap.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -360,26 +362,47 @@ struct pmuctx_link {
  * clones, the totals of its exited ones, and notification.  Clones, by far
  * the most numerous counters, go without (struct pmuctx_counter.fam).
  */
-struct pmuctx_family {
-	/* Live clones and exited clones' totals. */
-	spinlock_t child_lock;
+/*
+ * One CPU's share of an inheriting family: the clones that forks on that
+ * CPU published, and the totals of those of them that exited.  A clone
+ * stays on its shard (clone->shard) wherever its task runs later.  @lock:
+ * the publishing fork, the clone's exit fold, and every walk of the
+ * family, which takes one shard's lock at a time, so that forks and exits
+ * on the other CPUs never wait for a reader (issue 26: one family-wide
+ * lock made every fork of a `make -j` wait for each read's whole walk).
+ * A clone's move from its list to the totals is one step under @lock,
+ * so a walk sees it exactly once.
+ */
+struct pmuctx_family_shard {
+	spinlock_t lock;		/* see above */
 	struct list_head children;
-	/*
-	 * Set (under child_lock) when the original's file is released: forks
-	 * clone it no more, and one that copied it already does not publish
-	 * the clone (its child retires it) once this is set.
-	 */
-	bool closing;
-	/*
-	 * Family enable/disable: the original's enable_seq is odd while one
-	 * is walking the family, bumped again when done (child_lock).  A fork
-	 * that copied an instance's state while one ran gives its clone
-	 * @family_on instead.
-	 */
-	bool family_on;
 	u64 child_value, child_enabled, child_running;
 	u64 exited_clones, child_loads, child_swaps, child_rotations;
 	struct pmuctx_slices child_slices;
+};
+
+struct pmuctx_family {
+	/*
+	 * Inheriting originals only (NULL otherwise): per-CPU shards of the
+	 * live clones and exited clones' totals, and which CPUs' are in use.
+	 */
+	struct pmuctx_family_shard __percpu *shards;
+	unsigned long *shard_cpus;
+	/*
+	 * Set when the original's file is released: forks clone it no more,
+	 * and one that copied it already does not publish the clone (its
+	 * child retires it) once this is set.  Read by the fork under its
+	 * shard's lock.
+	 */
+	bool closing;
+	/*
+	 * Family enable/disable, one at a time (@enable_mutex): the
+	 * original's enable_seq is odd while one is walking the family,
+	 * bumped again when done.  A fork that copied an instance's state
+	 * while one ran gives its clone @family_on instead.
+	 */
+	struct mutex enable_mutex;
+	bool family_on;
 	atomic64_t inherit_failed;
 
 	wait_queue_head_t waitq;	/* poll: exit, overflow */
@@ -394,6 +417,21 @@ struct pmuctx_family {
 	/* PMUCTX_TYPE_RANGE: the plan every instance watches (immutable). */
 	struct pmuctx_range_plan *range_plan;
 };
+
+/*
+ * The next CPU after @cpu whose shard of @fam has ever had a clone, or
+ * nr_cpu_ids: walks go `for (cpu = -1; (cpu = pmuctx_next_shard(fam,
+ * cpu)) < nr_cpu_ids;)`.  A fork sets its CPU's bit, then a full barrier,
+ * before it takes the shard lock (pmuctx_fork_publish()); the walks that
+ * must not miss a fork running beside them (family enable, close) make
+ * their own write, then a full barrier, before they read the bits, so one
+ * of the two sees the other.
+ */
+static inline int pmuctx_next_shard(const struct pmuctx_family *fam, int cpu)
+{
+	/* Benign: a fork may set a bit meanwhile (see above). */
+	return data_race(find_next_bit(fam->shard_cpus, nr_cpu_ids, cpu + 1));
+}
 
 /*
  * A counter.  Its value is base + (enabled ? clock_now - snap : 0) on the
@@ -430,7 +468,8 @@ struct pmuctx_counter {
 
 	/* Inheritance.  @parent: the original (flattened), holds a ref. */
 	struct pmuctx_counter *parent;
-	struct list_head child_entry;	/* parent->fam->child_lock */
+	struct list_head child_entry;	/* its shard's lock */
+	unsigned int shard;	/* the CPU whose shard of parent->fam lists it */
 	/*
 	 * Family enable/disable: the original's @enable_seq when this clone
 	 * was copied (struct pmuctx_family).
@@ -819,7 +858,8 @@ static __always_inline void __pmuctx_ctx_clocks_now(struct pmuctx_context *ctx,
 struct pmuctx_counter *pmuctx_counter_alloc(gfp_t gfp);
 bool pmuctx_counter_alloc_bulk(gfp_t gfp, unsigned int nr,
 			       struct pmuctx_counter **cs);
-struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp);
+struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit);
+bool pmuctx_family_has_live_clones(struct pmuctx_counter *c);
 void pmuctx_counter_free_unused(struct pmuctx_counter *c);
 void pmuctx_counter_get(struct pmuctx_counter *c);
 void pmuctx_counter_put(struct pmuctx_counter *c);
