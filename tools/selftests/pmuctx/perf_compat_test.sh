@@ -156,6 +156,17 @@ $P exec -- perf stat -x, -o "$T/cpu" -a -e instructions -- "$LOOP" 1000 > "$T/ou
 check "perf stat -a: instructions is <not supported> ($(field "$T/cpu" instructions 1))" \
 	"[ \"\$(field '$T/cpu' instructions 1)\" = '<not supported>' ]"
 
+# ---- what perf stat does not do: our own client's TAP, renumbered ----
+$P exec -- "$(dirname "$0")/perf_client" > "$T/client" 2> "$T/err"
+rc=$?
+check "perf_client through the shim exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+while IFS= read -r line; do
+	case $line in
+	"ok "*) ok "client: ${line#ok [0-9]* }" ;;
+	"not ok "*) notok "client: ${line#not ok [0-9]* }" ;;
+	esac
+done < "$T/client"
+
 echo "$aslr" > /proc/sys/kernel/randomize_va_space
 rm -rf "$T"
 echo "1..$n"
