@@ -111,11 +111,29 @@ check "inherited: a million more iterations in three tasks are exactly 6000000 m
 env -i "$@" $P stat -x, -o "$T/inh_own" -e instructions:u -- "$LOOP" 1000000 2 > "$T/out" 2> "$T/err"
 i_own=$(field "$T/inh_own" instructions:u 1)
 check "inherited: perf's count is pmuctx stat's ($i1, $i_own)" "[ '$i1' = '$i_own' ]"
+pstat "$T/noinh" --no-inherit -e instructions:u -- "$LOOP" 1000000 2
+n_perf=$(field "$T/noinh" instructions:u 1)
+env -i "$@" $P stat --no-inherit -x, -o "$T/noinh_own" -e instructions:u -- "$LOOP" 1000000 2 \
+	> "$T/out" 2> "$T/err"
+n_own=$(field "$T/noinh_own" instructions:u 1)
+check "--no-inherit: perf_loop alone, as pmuctx stat --no-inherit counts it ($n_perf, $n_own)" \
+	"is_count '$n_perf' && [ '$n_perf' = '$n_own' ] && [ $n_perf -lt \$(($i1 - 3900000)) ]"
 # a shell and its children (their counts differ by the pids sh formats)
 pstat "$T/inh" -e instructions:u -- sh -c "$LOOP 1000000; $LOOP 1000000"
 i_sh=$(field "$T/inh" instructions:u 1)
 check "inherited: sh -c with two loops counts their 4000000 and more ($i_sh)" \
 	"is_count '$i_sh' && [ $i_sh -gt \$((2 * $ins1)) ]"
+
+# ---- -p: attach to a running task (ioctl ENABLE, no enable_on_exec) ----
+"$LOOP" 400000000 &
+pid=$!
+$P exec -- perf stat -x, -o "$T/attach" -p $pid -e instructions:u,task-clock -- sleep 0.2 \
+	> "$T/out" 2> "$T/err"
+rc=$?
+wait $pid
+a_ins=$(field "$T/attach" instructions:u 1)
+check "perf stat -p counts a running task for 0.2 s (exit $rc, $a_ins instructions:u)" \
+	"[ $rc -eq 0 ] && is_count '$a_ins' && [ $a_ins -lt 800000000 ]"
 
 # ---- default events, inherited through sh ----
 $P exec -- perf stat -x, -o "$T/dflt" -- sh -c 'i=0; while [ $i -lt 300 ]; do i=$((i+1)); done' \
