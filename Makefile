@@ -57,6 +57,7 @@ selftests:
 
 tools:
 	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
+	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) perf-shim
 	$(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
 		-o $(BUILD)/$(ARCH)/bin/ctxsw $(wildcard tools/bench/*.c) $(BUILD)/$(ARCH)/bin/libpmuctx.a -lm
 

@@ -36,6 +36,7 @@ static const struct command commands[] = {
 			    "              [--data-range START-END [--range-kind KIND] [--exact]] [--] [COMMAND]" },
 	{ "info", cmd_info, "info" },
 	{ "range", cmd_range, "range [--range-hw NAME] [--kind KIND] [--exact] START-END|START+SIZE | range --list-hw" },
+	{ "exec", cmd_exec, "exec -- COMMAND [ARG...]   (perf_event_open users, e.g. perf stat, count on pmuctx)" },
 };
 
 static void print_usage(FILE *f)

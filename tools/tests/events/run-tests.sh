@@ -16,6 +16,7 @@ run_binary test_json
 run_binary test_events
 run_binary test_derived
 run_binary test_stat
+run_binary test_perf_map
 
 
 echo "# jevents"

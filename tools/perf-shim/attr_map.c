@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a perf_event_attr becomes on pmuctx.  The rule: pmuctx counts what
+ * it can count exactly as perf's kernel would; what it cannot is refused
+ * with the errno perf reads as "not supported" (ENOENT: no such event here,
+ * EOPNOTSUPP: an attribute pmuctx cannot honour), never counted differently.
+ * Requests outside pmuctx's model that the kernel itself serves (software
+ * events on a CPU, tracepoints, breakpoints, dynamic PMUs) go to the kernel.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attr_map.h"
+#include "pmuctx_events.h"
+
+static void refuse(struct perf_map *m, int err, const char *why)
+{
+	m->route = PERF_MAP_REFUSED;
+	m->err = err;
+	m->why = why;
+}
+
+/* perf's generic hardware events beyond cycles and instructions, by perf's names. */
+static const char *const hw_names[PERF_COUNT_HW_MAX] = {
+	[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
+	[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
+	[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branches",
+	[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
+	[PERF_COUNT_HW_BUS_CYCLES] = "bus-cycles",
+	[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = "stalled-cycles-frontend",
+	[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = "stalled-cycles-backend",
+	[PERF_COUNT_HW_REF_CPU_CYCLES] = "ref-cycles",
+};
+
+static const char *const cache_type_names[PERF_COUNT_HW_CACHE_MAX] = {
+	[PERF_COUNT_HW_CACHE_L1D] = "L1-dcache",
+	[PERF_COUNT_HW_CACHE_L1I] = "L1-icache",
+	[PERF_COUNT_HW_CACHE_LL] = "LLC",
+	[PERF_COUNT_HW_CACHE_DTLB] = "dTLB",
+	[PERF_COUNT_HW_CACHE_ITLB] = "iTLB",
+	[PERF_COUNT_HW_CACHE_BPU] = "branch",
+	[PERF_COUNT_HW_CACHE_NODE] = "node",
+};
+static const char *const cache_op_names[PERF_COUNT_HW_CACHE_OP_MAX] = {
+	[PERF_COUNT_HW_CACHE_OP_READ] = "load",
+	[PERF_COUNT_HW_CACHE_OP_WRITE] = "store",
+	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = "prefetch",
+};
+static const char *const cache_result_names[PERF_COUNT_HW_CACHE_RESULT_MAX] = {
+	[PERF_COUNT_HW_CACHE_RESULT_ACCESS] = "refs",
+	[PERF_COUNT_HW_CACHE_RESULT_MISS] = "misses",
+};
+
+int perf_map_cache_name(unsigned long long config, char *buf, size_t len)
+{
+	unsigned type = config & 0xff, op = (config >> 8) & 0xff, result = (config >> 16) & 0xff;
+
+	if (config >> 24 || type >= PERF_COUNT_HW_CACHE_MAX ||
+	    op >= PERF_COUNT_HW_CACHE_OP_MAX || result >= PERF_COUNT_HW_CACHE_RESULT_MAX)
+		return -1;
+	snprintf(buf, len, "%s-%s-%s", cache_type_names[type], cache_op_names[op],
+		 cache_result_names[result]);
+	return 0;
+}
+
+/* A named event through libpmuctx's database: the CPU's encoding, or ENOENT. */
+static void map_named(const char *name, struct pmuctx_evdb *evdb, struct perf_map *m)
+{
+	struct pmuctx_event_info info;
+	char err[192];
+
+	if (!evdb) {
+		refuse(m, ENOENT, "no event database for this CPU");
+		return;
+	}
+	if (pmuctx_event_encode(evdb, name, &info, err, sizeof(err))) {
+		snprintf(m->why_buf, sizeof(m->why_buf), "%s", err);
+		refuse(m, ENOENT, m->why_buf);
+		return;
+	}
+	/* An offcore-response (extra register) event: pmuctx programs no config1. */
+	if (info.enc.config1) {
+		refuse(m, EOPNOTSUPP, "the event needs an extra register (config1) pmuctx does not program");
+		return;
+	}
+	m->attr.type = info.enc.type;
+	m->attr.config = info.enc.config;
+}
+
+static void map_software(unsigned long long config, struct perf_map *m)
+{
+	switch (config) {
+	case PERF_COUNT_SW_CPU_CLOCK:
+	case PERF_COUNT_SW_TASK_CLOCK:
+		/* on one task both are its time on a CPU (pmuctx stat's cpu-clock too) */
+		m->attr.config = PMUCTX_SW_TASK_CLOCK;
+		break;
+	case PERF_COUNT_SW_PAGE_FAULTS:
+		m->attr.config = PMUCTX_SW_PAGE_FAULTS;
+		break;
+	case PERF_COUNT_SW_CONTEXT_SWITCHES:
+		m->attr.config = PMUCTX_SW_CONTEXT_SWITCHES;
+		break;
+	case PERF_COUNT_SW_CPU_MIGRATIONS:
+		m->attr.config = PMUCTX_SW_CPU_MIGRATIONS;
+		break;
+	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+		m->attr.config = PMUCTX_SW_PAGE_FAULTS_MIN;
+		break;
+	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+		m->attr.config = PMUCTX_SW_PAGE_FAULTS_MAJ;
+		break;
+	default:
+		/* alignment/emulation faults, dummy, bpf-output, cgroup-switches */
+		m->route = PERF_MAP_KERNEL;
+		return;
+	}
+	m->attr.type = PMUCTX_TYPE_SOFTWARE;
+}
+
+static int is_hardware_type(__u32 type)
+{
+	return type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW;
+}
+
+void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned long flags,
+		   struct pmuctx_evdb *(*evdb_get)(void), struct perf_map *m)
+{
+	char name[64];
+
+	memset(m, 0, sizeof(*m));
+	m->route = PERF_MAP_PMUCTX;
+	m->attr.size = sizeof(m->attr);
+
+	if (pa->type != PERF_TYPE_SOFTWARE && !is_hardware_type(pa->type)) {
+		m->route = PERF_MAP_KERNEL;	/* tracepoints, breakpoints, sysfs PMUs */
+		return;
+	}
+	if (cpu != -1 || pid == -1 || (flags & PERF_FLAG_PID_CGROUP)) {
+		/* pmuctx counts tasks wherever they run; the kernel counts a CPU */
+		if (pa->type == PERF_TYPE_SOFTWARE) {
+			m->route = PERF_MAP_KERNEL;
+			return;
+		}
+		refuse(m, EOPNOTSUPP, "pmuctx counts tasks (cpu -1), not CPUs: no -a/-C, no per-CPU task counts");
+		return;
+	}
+	if (flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) {
+		refuse(m, EINVAL, "PERF_FLAG_FD_NO_GROUP and PERF_FLAG_FD_OUTPUT are ring-buffer flags");
+		return;
+	}
+	if (pa->freq || pa->sample_period) {
+		refuse(m, EOPNOTSUPP, "sampling needs perf's ring buffer, which pmuctx does not have");
+		return;
+	}
+	if (pa->read_format & ~(__u64)PERF_MAP_READ_FORMATS) {
+		refuse(m, EINVAL, "unknown read_format bit");
+		return;
+	}
+	if (pa->exclude_host || pa->sigtrap || pa->remove_on_exec || pa->aux_output) {
+		refuse(m, EOPNOTSUPP, "exclude_host, sigtrap, remove_on_exec and aux_output have no pmuctx counterpart");
+		return;
+	}
+	if (pa->type == PERF_TYPE_SOFTWARE) {
+		map_software(pa->config, m);
+		if (m->route != PERF_MAP_PMUCTX)
+			return;
+		/*
+		 * pmuctx's software counters count the task in every mode.  So
+		 * do the kernel's clocks; its fault and switch counts honour
+		 * exclude_*, which pmuctx cannot.
+		 */
+		if ((pa->exclude_user || pa->exclude_kernel) &&
+		    m->attr.config != PMUCTX_SW_TASK_CLOCK) {
+			refuse(m, EOPNOTSUPP, "pmuctx's software counters count every mode (no :u/:k)");
+			return;
+		}
+	} else {
+#if defined(__x86_64__) || defined(__i386__)
+		if (pa->precise_ip) {
+			refuse(m, EOPNOTSUPP, "precise events need PEBS, which the pmuctx x86 backend does not use");
+			return;
+		}
+#endif
+		switch (pa->type) {
+		case PERF_TYPE_HARDWARE:
+			/* bits 63:32: a hybrid PMU's type (perf's extended types) */
+			if (pa->config >> 32 || pa->config >= PERF_COUNT_HW_MAX) {
+				refuse(m, ENOENT, "unknown or hybrid generic hardware event");
+				return;
+			}
+			if (pa->config == PERF_COUNT_HW_CPU_CYCLES) {
+				m->attr.type = PMUCTX_TYPE_HARDWARE;
+				m->attr.config = PMUCTX_HW_CPU_CYCLES;
+			} else if (pa->config == PERF_COUNT_HW_INSTRUCTIONS) {
+				m->attr.type = PMUCTX_TYPE_HARDWARE;
+				m->attr.config = PMUCTX_HW_INSTRUCTIONS;
+			} else {
+				map_named(hw_names[pa->config], evdb_get ? evdb_get() : NULL, m);
+			}
+			break;
+		case PERF_TYPE_HW_CACHE:
+			if (perf_map_cache_name(pa->config, name, sizeof(name))) {
+				refuse(m, EINVAL, "malformed cache event config");
+				return;
+			}
+			map_named(name, evdb_get ? evdb_get() : NULL, m);
+			break;
+		case PERF_TYPE_RAW:
+			if (pa->config1 || pa->config2) {
+				refuse(m, EOPNOTSUPP, "config1/config2 (extra registers) are not programmed by pmuctx");
+				return;
+			}
+			/*
+			 * pmuctx takes x86's event | umask << 8 (edge, inv and
+			 * cmask are not programmed) and arm64's 16-bit event
+			 * numbers: anything else is refused here rather than
+			 * with pmuctx's EINVAL, which perf would take for a
+			 * missing kernel feature and retry without one.
+			 */
+			if (pa->config >> 16) {
+				refuse(m, EOPNOTSUPP, "raw config beyond bits 15:0 (event, umask)");
+				return;
+			}
+			m->attr.type = PMUCTX_TYPE_RAW;
+			m->attr.config = pa->config;
+			break;
+		}
+		if (m->route != PERF_MAP_PMUCTX)
+			return;
+		if (pa->exclude_user)
+			m->attr.flags |= PMUCTX_ATTR_EXCLUDE_USER;
+		if (pa->exclude_kernel)
+			m->attr.flags |= PMUCTX_ATTR_EXCLUDE_KERNEL;
+		if (pa->exclude_user && pa->exclude_kernel) {
+			refuse(m, EOPNOTSUPP, "excluding both user and kernel mode leaves nothing pmuctx counts");
+			return;
+		}
+	}
+	if (pa->inherit) {
+		m->attr.flags |= PMUCTX_ATTR_INHERIT;
+		if (pa->inherit_thread)
+			m->attr.flags |= PMUCTX_ATTR_INHERIT_THREAD;
+		if (pa->inherit_stat)
+			m->attr.flags |= PMUCTX_ATTR_INHERIT_STAT;
+	}
+	if (pa->pinned)
+		m->attr.flags |= PMUCTX_ATTR_PINNED;
+	/* perf's bits 0-3 are pmuctx's; LOST is added by the shim's read */
+	m->attr.read_format = pa->read_format & (PERF_FORMAT_TOTAL_TIME_ENABLED |
+		PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID | PERF_FORMAT_GROUP);
+	if (flags & PERF_FLAG_FD_CLOEXEC)
+		m->open_flags |= PMUCTX_OPEN_CLOEXEC;
+}

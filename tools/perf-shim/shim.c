@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libpmuctx-perf.so: perf_event_open for unmodified programs (perf stat,
+ * PAPI) on pmuctx, through LD_PRELOAD ("pmuctx exec -- CMD").  It takes
+ * glibc's syscall(__NR_perf_event_open, ...) and a perf_event_open symbol,
+ * opens a pmuctx counter (attr_map.c decides what it becomes) and returns
+ * the counter's own descriptor, so poll, fcntl and close work unchanged;
+ * read, ioctl and prctl are translated for the descriptors it opened.
+ *
+ * perf's group semantics differ from pmuctx's in one way: a perf group
+ * counts only while its leader is enabled, a pmuctx member counts whenever
+ * it is.  The shim keeps perf's own enable state per event and enables a
+ * pmuctx member only while its leader is on; before an exec that
+ * enable_on_exec awaits, members ride on pmuctx's ENABLE_ON_EXEC with it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "attr_map.h"
+#include "pmuctx_abi.h"
+#include "pmuctx_events.h"
+
+_Static_assert(PERF_FORMAT_TOTAL_TIME_ENABLED == PMUCTX_FORMAT_TOTAL_TIME_ENABLED &&
+	       PERF_FORMAT_TOTAL_TIME_RUNNING == PMUCTX_FORMAT_TOTAL_TIME_RUNNING &&
+	       PERF_FORMAT_ID == PMUCTX_FORMAT_ID && PERF_FORMAT_GROUP == PMUCTX_FORMAT_GROUP,
+	       "perf's and pmuctx's read_format bits 0-3 must agree: reads pass through");
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+struct shim_event {
+	int leader;		/* the group leader's fd (its own for a leader) */
+	uint64_t read_format;	/* perf's, as asked */
+	bool own_on;		/* perf's enable state of the event itself */
+	bool on_exec;		/* disabled until exec: pmuctx's ENABLE_ON_EXEC holds it */
+};
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_event **table;	/* by fd */
+static int table_len;
+
+static long (*real_syscall)(long, ...);
+static int (*real_ioctl)(int, unsigned long, ...);
+static ssize_t (*real_read)(int, void *, size_t);
+static int (*real_close)(int);
+static int (*real_prctl)(int, ...);
+static int debug;
+
+/*
+ * Other libraries' constructors may read() before ours runs: every
+ * interposer makes sure the real functions are known.
+ */
+static void shim_init(void) __attribute__((constructor));
+static void shim_init(void)
+{
+	if (real_read)
+		return;
+	real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	real_prctl = (int (*)(int, ...))dlsym(RTLD_NEXT, "prctl");
+	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
+	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
+			 __ATOMIC_RELEASE);
+}
+
+#define shim_debug(...) do { if (debug) fprintf(stderr, "pmuctx-perf: " __VA_ARGS__); } while (0)
+
+/* Lookups run on every read() of the program: no lock, a stale miss is a plain fd. */
+static struct shim_event *lookup(int fd)
+{
+	if (fd < 0 || fd >= __atomic_load_n(&table_len, __ATOMIC_ACQUIRE))
+		return NULL;
+	return __atomic_load_n(&table[fd], __ATOMIC_ACQUIRE);
+}
+
+static int table_put(int fd, struct shim_event *ev)
+{
+	pthread_mutex_lock(&table_lock);
+	if (fd >= table_len) {
+		int len = fd < 64 ? 128 : 2 * fd;
+		struct shim_event **t = calloc(len, sizeof(*t));
+
+		if (!t) {
+			pthread_mutex_unlock(&table_lock);
+			return -1;
+		}
+		/* the old array stays: a lock-free lookup may still be reading it */
+		if (table)
+			memcpy(t, table, table_len * sizeof(*t));
+		__atomic_store_n(&table, t, __ATOMIC_RELEASE);
+		__atomic_store_n(&table_len, len, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&table[fd], ev, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&table_lock);
+	return 0;
+}
+
+static struct pmuctx_evdb *shim_evdb;
+static bool shim_evdb_tried;
+
+static struct pmuctx_evdb *evdb_get(void)
+{
+	char err[256];
+
+	if (!shim_evdb_tried) {
+		shim_evdb_tried = true;
+		if (pmuctx_evdb_open(&shim_evdb, NULL, NULL, err, sizeof(err)))
+			shim_debug("event database: %s\n", err);
+	}
+	return shim_evdb;
+}
+
+/* pmuctx's errnos that perf would misread, as perf's kernel says the same thing. */
+static int perf_errno(int err)
+{
+	switch (err) {
+	case ENODEV:	/* no hardware backend: the event does not exist here */
+		return ENOENT;
+	case ENOSPC:	/* a group that can never fit: x86's validate_group says EINVAL */
+		return EINVAL;
+	default:
+		return err;
+	}
+}
+
+static void set_counting(int fd, bool on)
+{
+	real_ioctl(fd, on ? PMUCTX_IOC_ENABLE : PMUCTX_IOC_DISABLE, 0);
+}
+
+/*
+ * Give pmuctx the state perf's rules give the group of @leader: a member
+ * counts when it and its leader are on.  Events still waiting for their
+ * exec keep pmuctx's ENABLE_ON_EXEC state.  Under table_lock.
+ */
+static void apply_group(int leader)
+{
+	struct shim_event *l = table[leader];
+	int fd;
+
+	if (!l)
+		return;
+	for (fd = 0; fd < table_len; fd++) {
+		struct shim_event *ev = table[fd];
+
+		if (!ev || ev->leader != leader)
+			continue;
+		if (ev->on_exec || l->on_exec)
+			continue;
+		set_counting(fd, ev->own_on && l->own_on);
+	}
+}
+
+static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int group_fd,
+		      unsigned long flags)
+{
+	struct perf_event_attr pa;
+	struct shim_event *ev, *leader = NULL;
+	struct perf_map m;
+	__u32 size;
+	int fd, err;
+
+	if (!uattr) {
+		errno = EFAULT;
+		return -1;
+	}
+	size = uattr->size ? uattr->size : PERF_ATTR_SIZE_VER0;
+	memset(&pa, 0, sizeof(pa));
+	if (size > sizeof(pa)) {
+		/* a newer perf: what this shim does not know must be zero, as the kernel says */
+		for (const unsigned char *p = (const unsigned char *)uattr + sizeof(pa);
+		     p < (const unsigned char *)uattr + size; p++) {
+			if (*p) {
+				uattr->size = sizeof(pa);
+				errno = E2BIG;
+				return -1;
+			}
+		}
+		size = sizeof(pa);
+	}
+	memcpy(&pa, uattr, size);
+	perf_map_attr(&pa, pid, cpu, flags, evdb_get, &m);
+
+	if (group_fd != -1) {
+		leader = lookup(group_fd);
+		if ((m.route == PERF_MAP_PMUCTX) != (leader != NULL)) {
+			/* a pmuctx counter and a kernel event cannot share a group */
+			m.route = PERF_MAP_REFUSED;
+			m.err = EINVAL;
+			m.why = "group mixes a pmuctx counter with a kernel perf event";
+		}
+	}
+	if (m.route == PERF_MAP_KERNEL) {
+		shim_debug("type %u config %#llx pid %d cpu %d: to the kernel\n", pa.type,
+			   (unsigned long long)pa.config, pid, cpu);
+		return real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
+	}
+	if (m.route == PERF_MAP_REFUSED) {
+		shim_debug("type %u config %#llx pid %d cpu %d: refused (%s): %s\n", pa.type,
+			   (unsigned long long)pa.config, pid, cpu, strerror(m.err), m.why);
+		errno = m.err;
+		return -1;
+	}
+
+	ev = calloc(1, sizeof(*ev));
+	if (!ev) {
+		errno = ENOMEM;
+		return -1;
+	}
+	ev->read_format = pa.read_format;
+	ev->own_on = !pa.disabled;
+	ev->on_exec = pa.disabled && pa.enable_on_exec;
+	/*
+	 * pmuctx's own state: a leader's is perf's; a member counts only
+	 * while its leader does, and starts with it at exec.
+	 */
+	if (!leader) {
+		if (pa.disabled)
+			m.attr.flags |= PMUCTX_ATTR_DISABLED;
+		if (ev->on_exec)
+			m.attr.flags |= PMUCTX_ATTR_ENABLE_ON_EXEC;
+	} else if (leader->on_exec) {
+		m.attr.flags |= PMUCTX_ATTR_DISABLED;
+		if (ev->own_on || ev->on_exec) {
+			m.attr.flags |= PMUCTX_ATTR_ENABLE_ON_EXEC;
+			ev->on_exec = true;
+		}
+	} else if (!(ev->own_on && leader->own_on)) {
+		m.attr.flags |= PMUCTX_ATTR_DISABLED;
+		if (ev->on_exec && leader->own_on)
+			m.attr.flags |= PMUCTX_ATTR_ENABLE_ON_EXEC;
+	}
+
+	fd = pmuctx_counter_open(&m.attr, pid, leader ? group_fd : -1, m.open_flags);
+	if (fd < 0) {
+		err = errno;
+		shim_debug("type %u config %#llx pid %d: pmuctx refused: %s\n", pa.type,
+			   (unsigned long long)pa.config, pid, pmuctx_open_strerror(err));
+		free(ev);
+		errno = perf_errno(err);
+		return -1;
+	}
+	ev->leader = leader ? group_fd : fd;
+	if (table_put(fd, ev)) {
+		real_close(fd);
+		free(ev);
+		errno = ENOMEM;
+		return -1;
+	}
+	shim_debug("type %u config %#llx pid %d: pmuctx fd %d (type %u config %#llx flags %#llx)\n",
+		   pa.type, (unsigned long long)pa.config, pid, fd, m.attr.type,
+		   (unsigned long long)m.attr.config, (unsigned long long)m.attr.flags);
+	return fd;
+}
+
+SHIM_EXPORT long syscall(long number, ...)
+{
+	long a[6];
+	va_list ap;
+	int i;
+
+	shim_init();
+
+	va_start(ap, number);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (number == __NR_perf_event_open)
+		return shim_open((struct perf_event_attr *)a[0], (pid_t)a[1], (int)a[2], (int)a[3],
+				 (unsigned long)a[4]);
+	return real_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Programs that call a perf_event_open of their own making find this one first. */
+SHIM_EXPORT int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+				unsigned long flags)
+{
+	shim_init();
+	return shim_open(attr, pid, cpu, group_fd, flags);
+}
+
+/*
+ * perf's layout with PERF_FORMAT_LOST: a zero after each value (and its
+ * id); pmuctx loses nothing, having no ring buffer.  @raw is pmuctx's
+ * read of @n bytes in the same layout without them.
+ */
+static ssize_t add_lost(uint64_t fmt, const uint64_t *raw, size_t n, uint64_t *out, size_t count)
+{
+	size_t in = 0, o = 0, words = n / sizeof(uint64_t), nr = 1, i, need;
+	size_t per_value = 1 + !!(fmt & PERF_FORMAT_ID);
+
+	if (fmt & PERF_FORMAT_GROUP) {
+		nr = raw[in];
+		out[o++] = raw[in++];
+		if (fmt & PERF_FORMAT_TOTAL_TIME_ENABLED)
+			out[o++] = raw[in++];
+		if (fmt & PERF_FORMAT_TOTAL_TIME_RUNNING)
+			out[o++] = raw[in++];
+		need = (o + nr * (per_value + 1)) * sizeof(uint64_t);
+		if (need > count) {
+			errno = ENOSPC;
+			return -1;
+		}
+		for (i = 0; i < nr && in + per_value <= words; i++) {
+			memcpy(&out[o], &raw[in], per_value * sizeof(uint64_t));
+			o += per_value;
+			in += per_value;
+			out[o++] = 0;
+		}
+		return o * sizeof(uint64_t);
+	}
+	if ((words + 1) * sizeof(uint64_t) > count) {
+		errno = ENOSPC;
+		return -1;
+	}
+	memcpy(out, raw, n);
+	out[words] = 0;
+	return (words + 1) * sizeof(uint64_t);
+}
+
+static ssize_t shim_read(int fd, struct shim_event *ev, void *buf, size_t count)
+{
+	uint64_t *raw;
+	ssize_t n;
+
+	if (!(ev->read_format & PERF_FORMAT_LOST))
+		return real_read(fd, buf, count);
+	raw = malloc(count ? count : 1);
+	if (!raw) {
+		errno = ENOMEM;
+		return -1;
+	}
+	n = real_read(fd, raw, count);
+	if (n > 0)
+		n = add_lost(ev->read_format, raw, n, buf, count);
+	free(raw);
+	return n;
+}
+
+SHIM_EXPORT ssize_t read(int fd, void *buf, size_t count)
+{
+	struct shim_event *ev = lookup(fd);
+
+	shim_init();
+
+	if (!ev)
+		return real_read(fd, buf, count);
+	return shim_read(fd, ev, buf, count);
+}
+
+/* _FORTIFY_SOURCE's read (Debian builds perf with it). */
+SHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
+{
+	if (count > buflen)
+		abort();	/* glibc's __chk_fail, whose symbol is private */
+	return read(fd, buf, count);
+}
+
+/* PERF_EVENT_IOC_ENABLE/DISABLE on @fd (with PERF_IOC_FLAG_GROUP: its group). */
+static int shim_enable(int fd, struct shim_event *ev, bool on, unsigned long arg)
+{
+	int i;
+
+	if (arg & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_mutex_lock(&table_lock);
+	if (arg & PERF_IOC_FLAG_GROUP) {
+		for (i = 0; i < table_len; i++) {
+			if (table[i] && table[i]->leader == ev->leader) {
+				table[i]->own_on = on;
+				table[i]->on_exec = false;
+			}
+		}
+	} else {
+		ev->own_on = on;
+		ev->on_exec = false;
+		/* a member whose leader still waits for exec: the leader decides then */
+		if (ev->leader == fd) {
+			for (i = 0; i < table_len; i++)
+				if (table[i] && table[i]->leader == fd)
+					table[i]->on_exec = false;
+		}
+	}
+	apply_group(ev->leader);
+	pthread_mutex_unlock(&table_lock);
+	return 0;
+}
+
+static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsigned long arg)
+{
+	switch (request) {
+	case PERF_EVENT_IOC_ENABLE:
+		return shim_enable(fd, ev, true, arg);
+	case PERF_EVENT_IOC_DISABLE:
+		return shim_enable(fd, ev, false, arg);
+	case PERF_EVENT_IOC_RESET:
+		if (arg & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
+			errno = EINVAL;
+			return -1;
+		}
+		return real_ioctl(fd, PMUCTX_IOC_RESET, arg ? PMUCTX_IOC_FLAG_GROUP : 0);
+	case PERF_EVENT_IOC_ID:
+		return real_ioctl(fd, PMUCTX_IOC_ID, arg);
+	case PERF_EVENT_IOC_SET_OUTPUT:
+		/* -1 undoes a redirection, of which there is none: no ring buffer */
+		if ((int)arg == -1)
+			return 0;
+		errno = EINVAL;
+		return -1;
+	case PERF_EVENT_IOC_REFRESH:
+	case PERF_EVENT_IOC_PERIOD:
+	case PERF_EVENT_IOC_SET_FILTER:
+	case PERF_EVENT_IOC_PAUSE_OUTPUT:
+	case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
+		/* sampling and tracepoint requests: not a counting counter's (EINVAL, as the kernel) */
+		errno = EINVAL;
+		return -1;
+	case PERF_EVENT_IOC_SET_BPF:
+	case PERF_EVENT_IOC_QUERY_BPF:
+		errno = EOPNOTSUPP;
+		return -1;
+	default:
+		/* pmuctx's own ioctls stay usable on the descriptor */
+		return real_ioctl(fd, request, arg);
+	}
+}
+
+SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
+{
+	struct shim_event *ev = lookup(fd);
+	unsigned long arg;
+	va_list ap;
+
+	shim_init();
+
+	va_start(ap, request);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (!ev)
+		return real_ioctl(fd, request, arg);
+	return shim_ioctl(fd, ev, request, arg);
+}
+
+SHIM_EXPORT int close(int fd)
+{
+	struct shim_event *ev = lookup(fd);
+
+	shim_init();
+
+	if (ev) {
+		pthread_mutex_lock(&table_lock);
+		/* a closed leader's members count on their own, as in perf and pmuctx */
+		if (ev->leader == fd) {
+			for (int i = 0; i < table_len; i++)
+				if (table[i] && table[i] != ev && table[i]->leader == fd)
+					table[i]->leader = i;
+		}
+		__atomic_store_n(&table[fd], NULL, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&table_lock);
+		free(ev);
+	}
+	return real_close(fd);
+}
+
+/*
+ * PR_TASK_PERF_EVENTS_DISABLE/ENABLE: the events this process opened, as
+ * the kernel does for the events a task owns; and the kernel's own.
+ */
+SHIM_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+	int i;
+
+	shim_init();
+
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (option == PR_TASK_PERF_EVENTS_DISABLE || option == PR_TASK_PERF_EVENTS_ENABLE) {
+		bool on = option == PR_TASK_PERF_EVENTS_ENABLE;
+
+		pthread_mutex_lock(&table_lock);
+		for (i = 0; i < table_len; i++) {
+			if (table[i]) {
+				table[i]->own_on = on;
+				table[i]->on_exec = false;
+			}
+		}
+		for (i = 0; i < table_len; i++)
+			if (table[i] && table[i]->leader == i)
+				apply_group(i);
+		pthread_mutex_unlock(&table_lock);
+	}
+	return real_prctl(option, a[0], a[1], a[2], a[3]);
+}
