@@ -56,6 +56,9 @@ int ctx_rotations(int fd, uint64_t *rotations);
  */
 int mux_interval_ms(enum api api, char *src, size_t len);
 
+/* scale.c: `ctxsw scale [-s seconds]` (issue 26). */
+int scale_main(int argc, char **argv);
+
 /* runs.c: each returns ns per operation (< 0 on failure, errno set). */
 double run_pingpong(enum api api, const struct cset *s, enum shape shape, int rounds);
 double run_ring(enum api api, const struct cset *s, int nfam, int ntasks, int laps);

@@ -690,6 +690,8 @@ int main(int argc, char **argv)
 	cpu_set_t one;
 	FILE *m;
 
+	if (argc > 1 && !strcmp(argv[1], "scale"))
+		return scale_main(argc - 1, argv + 1);
 	while ((opt = getopt(argc, argv, "r:n:s:m:c:t:j:f:k:l:A:q")) != -1) {
 		switch (opt) {
 		case 'r': rounds = atoi(optarg); break;
