@@ -78,9 +78,20 @@ struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp)
 	INIT_LIST_HEAD(&ctx->counters);
 	ctx->loaded_cpu = -1;
 	ctx->generation = pmuctx_new_cookie();
+	return ctx;
+}
+
+/*
+ * A context made for an open (not a fork kit's: a fork seeds its clone's
+ * from the parent's stream, pmuctx_fork_fill()) gets its own random
+ * rotation start and stride.  Not in pmuctx_ctx_alloc(): get_random_u64()
+ * refills its batch with ChaCha blocks, ~250 instructions a call on
+ * average, which every fork paid for a kit context it then reseeded.
+ */
+void pmuctx_ctx_seed_mux(struct pmuctx_context *ctx)
+{
 	prandom_seed_state(&ctx->mux_rnd, get_random_u64());
 	pmuctx_mux_draw_stride(ctx);
-	return ctx;
 }
 
 void pmuctx_ctx_get(struct pmuctx_context *ctx)

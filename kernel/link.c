@@ -60,7 +60,12 @@ static struct pmuctx_link_bucket *pmuctx_link_bucket(const struct task_struct *t
  * a free counted before its allocation is impossible, and an allocation
  * the sum misses took its own reference.
  */
-#define PMUCTX_USERS_CHECK_DELAY	(HZ / 20 ?: 1)
+/*
+ * Each check waits for a grace period, tens of thousands of instructions
+ * of RCU machinery: once a second costs a fork storm ~10 instructions a
+ * fork (50 ms cost it ~200: make bench).
+ */
+#define PMUCTX_USERS_CHECK_DELAY	HZ
 
 static DEFINE_PER_CPU(long, pmuctx_users);
 static DEFINE_SPINLOCK(pmuctx_users_lock);	/* setting the flag below */
@@ -250,6 +255,7 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 		pmuctx_link_put(link);
 		return ERR_PTR(-ENOMEM);
 	}
+	pmuctx_ctx_seed_mux(ctx);
 	ctx->task = t;
 	ctx->link = link;
 	RCU_INIT_POINTER(link->ctx, ctx);

@@ -724,6 +724,7 @@ static inline void pmuctx_ctx_unlock(struct pmuctx_context *ctx)
 
 /* context.c */
 struct pmuctx_context *pmuctx_ctx_alloc(gfp_t gfp);
+void pmuctx_ctx_seed_mux(struct pmuctx_context *ctx);
 void pmuctx_ctx_get(struct pmuctx_context *ctx);
 void pmuctx_ctx_put(struct pmuctx_context *ctx);
 u64 pmuctx_new_cookie(void);

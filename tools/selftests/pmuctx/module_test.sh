@@ -10,10 +10,10 @@ ok() { n=$((n + 1)); echo "ok $n $1"; }
 notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $1"; }
 check() { if eval "$2"; then ok "$1"; else notok "$1"; fi; }
 
-# hold MODE: start hold_counter, wait for "ready", leave its pid in $holder
+# hold MODE [PID]: start hold_counter, wait for "ready", leave its pid in $holder
 hold() {
 	rm -f /tmp/hold.out
-	"$dir"/hold_counter "$1" > /tmp/hold.out &
+	"$dir"/hold_counter "$@" > /tmp/hold.out &
 	holder=$!
 	i=0
 	while [ $i -lt 100 ] && ! grep -q ready /tmp/hold.out 2>/dev/null; do
@@ -23,7 +23,7 @@ hold() {
 	grep -q ready /tmp/hold.out
 }
 
-# Module references of exited tasks are dropped after an RCU grace period.
+# The links' module reference goes a second after the last link (kernel/link.c).
 rmmod_settled() {
 	i=0
 	while [ $i -lt 20 ]; do
@@ -35,7 +35,7 @@ rmmod_settled() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..15"
 check "module is loaded" "grep -q '^pmuctx ' /proc/modules"
 check "device node exists" "[ -c /dev/pmuctx ]"
 
@@ -47,6 +47,22 @@ sleep 0.2
 check "rmmod succeeds once no counter is left (that task still alive)" "rmmod_settled"
 kill $holder; wait $holder 2>/dev/null
 check "device node is gone after unload" "[ ! -e /dev/pmuctx ] && ! grep -q '^pmuctx ' /proc/modules"
+# A link alone, no fd anywhere: a sleeping task a counter was attached to
+# and closed on keeps its link (and its preempt notifier, our code) until
+# it next returns to user space.  The links hold one module reference
+# between them, counted per CPU (design.rst): that count must keep the
+# module, and let it go once the task exits.
+insmod "$ko"
+sleep 1000 &
+sleeper=$!
+check "a counter attached to a sleeping task, then closed with the device" \
+	"hold attach $sleeper"
+kill $holder; wait $holder 2>/dev/null
+sleep 0.5
+check "rmmod is refused while only that task's link is left" \
+	"! rmmod pmuctx 2>/dev/null && grep -q '^pmuctx ' /proc/modules"
+kill $sleeper; wait $sleeper 2>/dev/null
+check "rmmod succeeds once that task exited" "rmmod_settled"
 cycles=0
 while [ $cycles -lt 5 ] && insmod "$ko" && rmmod pmuctx; do
 	cycles=$((cycles + 1))
