@@ -92,6 +92,8 @@ style:
 VERSION := $(shell cat $(TOP)/VERSION)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+# libpmuctx-perf.so, for 'pmuctx exec' (found at BINDIR/../lib/pmuctx/).
+SHIMDIR ?= $(PREFIX)/lib/pmuctx
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
@@ -113,7 +115,7 @@ LIVE := $(if $(DESTDIR),,$(filter 0,$(shell id -u)))
 
 install-build:
 	$(MAKE) -s -C tools OUT=$(INSTALL_OUT) SHARED=1 PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) \
-		INCLUDEDIR=$(INCLUDEDIR) RPATH=$(RPATH) all
+		INCLUDEDIR=$(INCLUDEDIR) RPATH=$(RPATH) all perf-shim
 
 install: install-tools install-lib install-module
 
@@ -122,6 +124,7 @@ install-tools: install-build
 	install -d $(DESTDIR)$(MANDIR)/man1
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -D -m 644 tools/pmuctx/completion.bash $(DESTDIR)$(BASHCOMPDIR)/pmuctx
+	install -D -m 644 $(INSTALL_OUT)/libpmuctx-perf.so $(DESTDIR)$(SHIMDIR)/libpmuctx-perf.so
 
 install-lib: install-build
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/pmuctx/linux \
@@ -167,6 +170,7 @@ endif
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/pmuctx $(DESTDIR)$(BASHCOMPDIR)/pmuctx
+	rm -rf $(DESTDIR)$(SHIMDIR)
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
 		$(addprefix $(DESTDIR)$(MANDIR)/man4/,$(notdir $(MAN4)))

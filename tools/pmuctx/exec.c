@@ -44,7 +44,12 @@ static int find_shim(char *path, size_t len)
 	*slash = '\0';
 	if (!try_path(path, len, exe, "/" SHIM_NAME))
 		return 0;
-	return try_path(path, len, exe, "/../lib/pmuctx/" SHIM_NAME);
+	/* PREFIX/bin/pmuctx: PREFIX/lib/pmuctx/, named without "..". */
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return try_path(path, len, exe, "/lib/pmuctx/" SHIM_NAME);
 }
 
 int cmd_exec(struct cli *cli, int argc, char **argv)
