@@ -422,6 +422,11 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 	struct pmuctx_counter *clone;
 	int cpu;
 
+	/* Not inherited: no fork copies it, so no walk and no mutex. */
+	if (!c->fam->shards) {
+		pmuctx_counter_enable_one(c, on);
+		return 0;
+	}
 	mutex_lock(&c->fam->enable_mutex);
 	WRITE_ONCE(c->fam->family_on, on);
 	/* A fork that sees the odd count sees @family_on too. */
@@ -429,14 +434,12 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 	/* Pairs with the fork's, after its shard bit (pmuctx_next_shard()). */
 	smp_mb();
 	pmuctx_counter_enable_one(c, on);
-	if (c->fam->shards) {
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-			sh = per_cpu_ptr(c->fam->shards, cpu);
-			spin_lock(&sh->lock);
-			list_for_each_entry(clone, &sh->children, child_entry)
-				pmuctx_counter_enable_one(clone, on);
-			spin_unlock(&sh->lock);
-		}
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+		sh = per_cpu_ptr(c->fam->shards, cpu);
+		spin_lock(&sh->lock);
+		list_for_each_entry(clone, &sh->children, child_entry)
+			pmuctx_counter_enable_one(clone, on);
+		spin_unlock(&sh->lock);
 	}
 	/* A fork that sees the even count sees every clone changed. */
 	smp_store_release(&c->enable_seq, c->enable_seq + 1);
