@@ -101,19 +101,22 @@ struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit)
 bool pmuctx_family_has_live_clones(struct pmuctx_counter *c)
 {
 	struct pmuctx_family_shard *sh;
-	bool live = false;
-	int cpu;
+	bool live;
+	int cpu, gen;
 
 	if (!c->fam->shards)
 		return false;
-	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-		sh = per_cpu_ptr(c->fam->shards, cpu);
-		spin_lock(&sh->lock);
-		live = !list_empty(&sh->children);
-		spin_unlock(&sh->lock);
-		if (live)
-			break;
-	}
+	do {
+		gen = pmuctx_shard_gen(c->fam);
+		live = false;
+		for (cpu = -1; !live &&
+		     (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+			sh = per_cpu_ptr(c->fam->shards, cpu);
+			spin_lock(&sh->lock);
+			live = !list_empty(&sh->children);
+			spin_unlock(&sh->lock);
+		}
+	} while (!live && gen != pmuctx_shard_gen(c->fam));
 	return live;
 }
 
@@ -352,39 +355,60 @@ static noinline void pmuctx_counter_read_one(struct pmuctx_counter *c,
 }
 
 /*
- * The counter, its live clones and its exited clones, shard by shard: a
- * clone's move from its shard's list to that shard's totals is atomic
- * under the shard's lock, so it is counted once.  Slices pool: each
+ * The live and exited clones of an inheriting @c, added to @rd (which
+ * holds @c's own part), shard by shard: a clone's move from its shard's
+ * list to that shard's totals is atomic under the shard's lock, so it is
+ * counted once.  Walked again from @c's part when a new shard appeared
+ * meanwhile (pmuctx_shard_gen()).  Out of line: a plain read() of a
+ * counter that is not inherited zeroes none of this on its stack.
+ */
+static noinline void pmuctx_family_read_clones(struct pmuctx_counter *c,
+					       struct pmuctx_reading *rd)
+{
+	struct pmuctx_slices own_slices = {};
+	struct pmuctx_family_shard *sh;
+	struct pmuctx_reading own = *rd;
+	struct pmuctx_counter *clone;
+	int cpu, gen;
+
+	if (rd->slices)
+		own_slices = *rd->slices;
+	do {
+		gen = pmuctx_shard_gen(c->fam);
+		*rd = own;
+		if (rd->slices)
+			*rd->slices = own_slices;
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
+			sh = per_cpu_ptr(c->fam->shards, cpu);
+			spin_lock(&sh->lock);
+			rd->value += sh->child_value;
+			rd->enabled += sh->child_enabled;
+			rd->running += sh->child_running;
+			if (rd->slices)
+				pmuctx_slices_add(rd->slices, &sh->child_slices);
+			list_for_each_entry(clone, &sh->children, child_entry)
+				pmuctx_counter_read_one(clone, rd);
+			spin_unlock(&sh->lock);
+		}
+	} while (gen != pmuctx_shard_gen(c->fam));
+}
+
+/*
+ * The counter, its live clones and its exited clones.  Slices pool: each
  * instance's are a sample of the family's enabled time (summed only when
  * the read format asks: a read stays cheap without).
  */
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
 				struct pmuctx_reading *rd)
 {
-	struct pmuctx_family_shard *sh;
-	struct pmuctx_counter *clone;
-	int cpu;
-
 	rd->value = 0;
 	rd->enabled = 0;
 	rd->running = 0;
 	/* Inline for the original: the plain read() of a counter is this. */
 	__pmuctx_counter_read_one(c, rd);
 	/* Only inheriting counters ever have clones or exited totals. */
-	if (!(c->attr.flags & PMUCTX_ATTR_INHERIT))
-		return;
-	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-		sh = per_cpu_ptr(c->fam->shards, cpu);
-		spin_lock(&sh->lock);
-		rd->value += sh->child_value;
-		rd->enabled += sh->child_enabled;
-		rd->running += sh->child_running;
-		if (rd->slices)
-			pmuctx_slices_add(rd->slices, &sh->child_slices);
-		list_for_each_entry(clone, &sh->children, child_entry)
-			pmuctx_counter_read_one(clone, rd);
-		spin_unlock(&sh->lock);
-	}
+	if (c->attr.flags & PMUCTX_ATTR_INHERIT)
+		pmuctx_family_read_clones(c, rd);
 }
 
 static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)

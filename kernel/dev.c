@@ -793,12 +793,12 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 			       struct pmuctx_ctx_stats __user *ustats)
 {
 	struct pmuctx_context *ctx = c->ctx;
+	struct pmuctx_ctx_stats st, own;
 	struct pmuctx_family_shard *sh;
-	struct pmuctx_ctx_stats st;
 	struct pmuctx_counter *clone;
+	int cpu, gen;
 	long usize;
 	bool dead;
-	int cpu;
 
 	usize = pmuctx_copy_sized(&st, sizeof(st), ustats,
 				  offsetofend(struct pmuctx_ctx_stats, swaps));
@@ -824,7 +824,13 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	else
 		st.live_tasks++;
 
-	if (c->fam->shards) {
+	/* Walked again from here when a shard appears (pmuctx_shard_gen()). */
+	own = st;
+	do {
+		gen = c->fam->shards ? pmuctx_shard_gen(c->fam) : 0;
+		if (!c->fam->shards)
+			break;
+		st = own;
 		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
 			sh = per_cpu_ptr(c->fam->shards, cpu);
 			spin_lock(&sh->lock);
@@ -841,7 +847,7 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 			}
 			spin_unlock(&sh->lock);
 		}
-	}
+	} while (gen != pmuctx_shard_gen(c->fam));
 	st.inherit_failed = atomic64_read(&c->fam->inherit_failed);
 
 	return copy_to_user(ustats, &st, st.size) ? -EFAULT : 0;
@@ -887,12 +893,12 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 {
 	struct pmuctx_tree_entry *ents = NULL;
 	struct pmuctx_family_shard *sh;
+	struct pmuctx_tree_read tr, own;
 	struct pmuctx_counter *clone;
-	struct pmuctx_tree_read tr;
 	u64 clk[PMUCTX_NR_CLOCKS];
+	int cpu, gen;
 	long ret;
 	u32 room;
-	int cpu;
 
 	ret = pmuctx_copy_sized(&tr, sizeof(tr), utr, sizeof(tr));
 	if (ret < 0)
@@ -915,7 +921,13 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	pmuctx_ctx_unlock_irq(c->ctx);
 
 	pmuctx_tree_visit(c, &tr, ents, room);
-	if (c->fam->shards) {
+	/* Walked again from here when a shard appears (pmuctx_shard_gen()). */
+	own = tr;
+	do {
+		gen = c->fam->shards ? pmuctx_shard_gen(c->fam) : 0;
+		if (!c->fam->shards)
+			break;
+		tr = own;
 		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
 			sh = per_cpu_ptr(c->fam->shards, cpu);
 			spin_lock(&sh->lock);
@@ -926,7 +938,7 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 				pmuctx_tree_visit(clone, &tr, ents, room);
 			spin_unlock(&sh->lock);
 		}
-	}
+	} while (gen != pmuctx_shard_gen(c->fam));
 
 	if (tr.nr_entries > room)
 		ret = -ERANGE;

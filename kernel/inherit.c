@@ -134,8 +134,12 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 	sh = per_cpu_ptr(fam->shards, clone->shard);
 	if (!test_bit(clone->shard, fam->shard_cpus)) {
 		set_bit(clone->shard, fam->shard_cpus);
-		/* Pairs with family enable's and close's (pmuctx_next_shard()). */
-		smp_mb__after_atomic();
+		/*
+		 * Fully ordered: pairs with family enable's and close's
+		 * barriers (pmuctx_next_shard()) and with walks' second
+		 * reading of the generation (pmuctx_shard_gen()).
+		 */
+		atomic_inc_return(&fam->shard_gen);
 	}
 	spin_lock(&sh->lock);
 	/* Pairs with family enable's releases: @family_on is current. */

@@ -389,6 +389,12 @@ struct pmuctx_family {
 	struct pmuctx_family_shard __percpu *shards;
 	unsigned long *shard_cpus;
 	/*
+	 * Bumped (fully ordered) after each new bit of @shard_cpus: a walk
+	 * that must see every clone whose effects it saw (pmuctx_walk_shards())
+	 * walks again when it changed meanwhile.
+	 */
+	atomic_t shard_gen;
+	/*
 	 * Set when the original's file is released: forks clone it no more,
 	 * and one that copied it already does not publish the clone (its
 	 * child retires it) once this is set.  Read by the fork under its
@@ -431,6 +437,20 @@ static inline int pmuctx_next_shard(const struct pmuctx_family *fam, int cpu)
 {
 	/* Benign: a fork may set a bit meanwhile (see above). */
 	return data_race(find_next_bit(fam->shard_cpus, nr_cpu_ids, cpu + 1));
+}
+
+/*
+ * A walk visits the shards in CPU order, reading each bit as it goes, so a
+ * fork on a lower CPU's new shard can be missed although the walk then
+ * sees, on a higher shard, the exit of that fork's parent: it would count
+ * the parent's exit and not the child (a poll would even report the
+ * family finished).  Such a fork bumps @shard_gen after its bit; a walk
+ * that reads it before (acquire) and after finds it changed and walks
+ * again.  That happens at most once per CPU in a family's life.
+ */
+static inline int pmuctx_shard_gen(const struct pmuctx_family *fam)
+{
+	return atomic_read_acquire(&fam->shard_gen);
 }
 
 /*
