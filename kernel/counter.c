@@ -47,34 +47,42 @@ bool pmuctx_counter_alloc_bulk(gfp_t gfp, unsigned int nr,
 	return true;
 }
 
+/*
+ * Shards per inheriting family: the CPUs rounded up to a power of two, at
+ * most PMUCTX_MAX_SHARDS; CPU n publishes on shard n & (pmuctx_nr_shards
+ * - 1).  A bounded array from the slab, not a per-CPU allocation: every
+ * open of an inherited counter would otherwise take the per-CPU
+ * allocator's global mutex, and a 256-CPU machine would spend 40 KB of
+ * per-CPU memory on each such counter.  Set once at load.
+ */
+unsigned int pmuctx_nr_shards __read_mostly = 1;
+
 static void pmuctx_family_free(struct pmuctx_family *fam)
 {
-	free_percpu(fam->shards);
+	kfree(fam->shards);
 	bitmap_free(fam->shard_cpus);
 	kfree(fam);
 }
 
-/* Per-CPU shards for an inheriting original's clones (kernel/pmuctx.h). */
+/* The shards of an inheriting original's clones (kernel/pmuctx.h). */
 static int pmuctx_family_alloc_shards(struct pmuctx_family *fam, gfp_t gfp)
 {
-	int cpu;
+	unsigned int i;
 
-	fam->shards = alloc_percpu_gfp(struct pmuctx_family_shard, gfp);
-	fam->shard_cpus = bitmap_zalloc(nr_cpu_ids, gfp);
+	fam->shards = kcalloc(pmuctx_nr_shards, sizeof(*fam->shards), gfp);
+	fam->shard_cpus = bitmap_zalloc(pmuctx_nr_shards, gfp);
 	if (!fam->shards || !fam->shard_cpus)
 		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		struct pmuctx_family_shard *sh = per_cpu_ptr(fam->shards, cpu);
-
-		spin_lock_init(&sh->lock);
-		INIT_LIST_HEAD(&sh->children);
+	for (i = 0; i < pmuctx_nr_shards; i++) {
+		spin_lock_init(&fam->shards[i].lock);
+		INIT_LIST_HEAD(&fam->shards[i].children);
 	}
 	return 0;
 }
 
 /*
  * A counter a file will hold, with its family's shared part, and, when it
- * is to be inherited (@inherit), the per-CPU shards of its clones.
+ * is to be inherited (@inherit), the shards of its clones.
  */
 struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit)
 {
@@ -110,8 +118,8 @@ bool pmuctx_family_has_live_clones(struct pmuctx_counter *c)
 		gen = pmuctx_shard_gen(c->fam);
 		live = false;
 		for (cpu = -1; !live &&
-		     (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-			sh = per_cpu_ptr(c->fam->shards, cpu);
+		     (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+			sh = &c->fam->shards[cpu];
 			spin_lock(&sh->lock);
 			live = !list_empty(&sh->children);
 			spin_unlock(&sh->lock);
@@ -378,8 +386,8 @@ static noinline void pmuctx_family_read_clones(struct pmuctx_counter *c,
 		*rd = own;
 		if (rd->slices)
 			*rd->slices = own_slices;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-			sh = per_cpu_ptr(c->fam->shards, cpu);
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+			sh = &c->fam->shards[cpu];
 			spin_lock(&sh->lock);
 			rd->value += sh->child_value;
 			rd->enabled += sh->child_enabled;
@@ -458,8 +466,8 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 	/* Pairs with the fork's, after its shard bit (pmuctx_next_shard()). */
 	smp_mb();
 	pmuctx_counter_enable_one(c, on);
-	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-		sh = per_cpu_ptr(c->fam->shards, cpu);
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+		sh = &c->fam->shards[cpu];
 		spin_lock(&sh->lock);
 		list_for_each_entry(clone, &sh->children, child_entry)
 			pmuctx_counter_enable_one(clone, on);
@@ -500,8 +508,8 @@ void pmuctx_counter_family_reset(struct pmuctx_counter *c)
 	pmuctx_counter_reset_one(c);
 	if (!c->fam->shards)
 		return;
-	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-		sh = per_cpu_ptr(c->fam->shards, cpu);
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+		sh = &c->fam->shards[cpu];
 		spin_lock(&sh->lock);
 		sh->child_value = 0;
 		memset(&sh->child_slices, 0, sizeof(sh->child_slices));
@@ -523,8 +531,7 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
 				     const u64 *clk)
 {
 	struct pmuctx_counter *parent = clone->parent;
-	struct pmuctx_family_shard *sh = per_cpu_ptr(parent->fam->shards,
-						     clone->shard);
+	struct pmuctx_family_shard *sh = &parent->fam->shards[clone->shard];
 	struct pmuctx_context *ctx = clone->ctx;
 	struct pmuctx_slices slices = {};
 	u64 v, e, r;
@@ -634,8 +641,8 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 	smp_mb();
 	if (!c->fam->shards)
 		return;
-	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-		sh = per_cpu_ptr(c->fam->shards, cpu);
+	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+		sh = &c->fam->shards[cpu];
 		for (;;) {
 			spin_lock(&sh->lock);
 			clone = list_first_entry_or_null(&sh->children,
@@ -659,6 +666,8 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 
 int pmuctx_counter_init(void)
 {
+	pmuctx_nr_shards = min_t(unsigned int, roundup_pow_of_two(nr_cpu_ids),
+				 PMUCTX_MAX_SHARDS);
 	pmuctx_counter_cache = KMEM_CACHE(pmuctx_counter, 0);
 	return pmuctx_counter_cache ? 0 : -ENOMEM;
 }

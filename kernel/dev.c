@@ -831,8 +831,8 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 		if (!c->fam->shards)
 			break;
 		st = own;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-			sh = per_cpu_ptr(c->fam->shards, cpu);
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+			sh = &c->fam->shards[cpu];
 			spin_lock(&sh->lock);
 			st.tree_loads += sh->child_loads;
 			st.tree_swaps += sh->child_swaps;
@@ -928,8 +928,8 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 		if (!c->fam->shards)
 			break;
 		tr = own;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < nr_cpu_ids;) {
-			sh = per_cpu_ptr(c->fam->shards, cpu);
+		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
+			sh = &c->fam->shards[cpu];
 			spin_lock(&sh->lock);
 			tr.total += sh->child_value;
 			tr.exited_value += sh->child_value;

@@ -130,8 +130,8 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 	u32 seq;
 
 	/* Preemption is off: this CPU's shard (kernel/pmuctx.h). */
-	clone->shard = smp_processor_id();
-	sh = per_cpu_ptr(fam->shards, clone->shard);
+	clone->shard = smp_processor_id() & (pmuctx_nr_shards - 1);
+	sh = &fam->shards[clone->shard];
 	if (!test_bit(clone->shard, fam->shard_cpus)) {
 		set_bit(clone->shard, fam->shard_cpus);
 		/*

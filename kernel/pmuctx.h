@@ -358,17 +358,13 @@ struct pmuctx_link {
 };
 
 /*
- * What only an original counter (the one a file holds) needs: its live
- * clones, the totals of its exited ones, and notification.  Clones, by far
- * the most numerous counters, go without (struct pmuctx_counter.fam).
- */
-/*
- * One CPU's share of an inheriting family: the clones that forks on that
- * CPU published, and the totals of those of them that exited.  A clone
- * stays on its shard (clone->shard) wherever its task runs later.  @lock:
- * the publishing fork, the clone's exit fold, and every walk of the
+ * One shard of an inheriting family: the clones that forks on its CPUs
+ * published (CPU n publishes on shard n & (pmuctx_nr_shards - 1): a shard
+ * a CPU up to 16 CPUs), and the totals of those of them that exited.  A
+ * clone stays on its shard (clone->shard) wherever its task runs later.
+ * @lock: the publishing fork, the clone's exit fold, and every walk of the
  * family, which takes one shard's lock at a time, so that forks and exits
- * on the other CPUs never wait for a reader (issue 26: one family-wide
+ * on other shards' CPUs never wait for a reader (issue 26: one family-wide
  * lock made every fork of a `make -j` wait for each read's whole walk).
  * A clone's move from its list to the totals is one step under @lock,
  * so a walk sees it exactly once.
@@ -379,15 +375,24 @@ struct pmuctx_family_shard {
 	u64 child_value, child_enabled, child_running;
 	u64 exited_clones, child_loads, child_swaps, child_rotations;
 	struct pmuctx_slices child_slices;
-};
+} ____cacheline_aligned_in_smp;
 
+/* At most this many shards a family, however many CPUs (counter.c). */
+#define PMUCTX_MAX_SHARDS	16
+extern unsigned int pmuctx_nr_shards;
+
+/*
+ * What only an original counter (the one a file holds) needs: its live
+ * clones, the totals of its exited ones, and notification.  Clones, by far
+ * the most numerous counters, go without (struct pmuctx_counter.fam).
+ */
 struct pmuctx_family {
 	/*
-	 * Inheriting originals only (NULL otherwise): per-CPU shards of the
-	 * live clones and exited clones' totals, and which CPUs' are in use.
+	 * Inheriting originals only (NULL otherwise): the shards of the live
+	 * clones and exited clones' totals, and which of them are in use.
 	 */
-	struct pmuctx_family_shard __percpu *shards;
-	unsigned long *shard_cpus;
+	struct pmuctx_family_shard *shards;	/* pmuctx_nr_shards of them */
+	unsigned long *shard_cpus;		/* which shards forks used */
 	/*
 	 * Bumped (fully ordered) after each new bit of @shard_cpus: a walk
 	 * that must see every clone whose effects it saw (pmuctx_walk_shards())
@@ -425,10 +430,11 @@ struct pmuctx_family {
 };
 
 /*
- * The next CPU after @cpu whose shard of @fam has ever had a clone, or
- * nr_cpu_ids: walks go `for (cpu = -1; (cpu = pmuctx_next_shard(fam,
- * cpu)) < nr_cpu_ids;)`.  A fork sets its CPU's bit, then a full barrier,
- * before it takes the shard lock (pmuctx_fork_publish()); the walks that
+ * The next shard after @cpu (a shard index) of @fam that has ever had a
+ * clone, or pmuctx_nr_shards: walks go `for (cpu = -1; (cpu =
+ * pmuctx_next_shard(fam, cpu)) < pmuctx_nr_shards;)`.  A fork sets its
+ * shard's bit, then a full barrier, before it takes the shard lock
+ * (pmuctx_fork_publish()); the walks that
  * must not miss a fork running beside them (family enable, close) make
  * their own write, then a full barrier, before they read the bits, so one
  * of the two sees the other.
@@ -436,7 +442,7 @@ struct pmuctx_family {
 static inline int pmuctx_next_shard(const struct pmuctx_family *fam, int cpu)
 {
 	/* Benign: a fork may set a bit meanwhile (see above). */
-	return data_race(find_next_bit(fam->shard_cpus, nr_cpu_ids, cpu + 1));
+	return data_race(find_next_bit(fam->shard_cpus, pmuctx_nr_shards, cpu + 1));
 }
 
 /*
@@ -489,7 +495,7 @@ struct pmuctx_counter {
 	/* Inheritance.  @parent: the original (flattened), holds a ref. */
 	struct pmuctx_counter *parent;
 	struct list_head child_entry;	/* its shard's lock */
-	unsigned int shard;	/* the CPU whose shard of parent->fam lists it */
+	unsigned int shard;	/* which shard of parent->fam lists it */
 	/*
 	 * Family enable/disable: the original's @enable_seq when this clone
 	 * was copied (struct pmuctx_family).
