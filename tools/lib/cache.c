@@ -271,6 +271,20 @@ int evdb_cache_event(const struct pmuctx_evdb *evdb, const char *name, uint64_t 
 	return 0;
 }
 
+/*
+ * perf's canonical spelling of cache event (@type, @op, @result) in perf's
+ * own numbering (PERF_COUNT_HW_CACHE_*, which these enums follow), e.g.
+ * "L1-dcache-load-misses"; -1 for numbers perf does not define.
+ */
+int evdb_cache_spell(unsigned type, unsigned op, unsigned result, char *buf, size_t len)
+{
+	if (type >= C_END || op > C_PREFETCH || result > C_MISS)
+		return -1;
+	snprintf(buf, len, "%s-%s-%s", type_names[type][0], op_names[op][0],
+		 result_names[result][0]);
+	return 0;
+}
+
 /* perf list's spelling of the idx-th combination perf accepts, or NULL. */
 const char *evdb_cache_name(int idx, char *buf, size_t len)
 {

@@ -126,5 +126,6 @@ int evdb_cache_event(const struct pmuctx_evdb *evdb, const char *name, uint64_t 
 		     uint64_t *config1, char *err, size_t err_len);
 /* The idx-th cache event name perf lists, or NULL past the last. */
 const char *evdb_cache_name(int idx, char *buf, size_t len);
+int evdb_cache_spell(unsigned type, unsigned op, unsigned result, char *buf, size_t len);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "attr_map.h"
+#include "evdb_internal.h"
 #include "pmuctx_events.h"
 
 static void refuse(struct perf_map *m, int err, const char *why)
@@ -33,35 +34,13 @@ static const char *const hw_names[PERF_COUNT_HW_MAX] = {
 	[PERF_COUNT_HW_REF_CPU_CYCLES] = "ref-cycles",
 };
 
-static const char *const cache_type_names[PERF_COUNT_HW_CACHE_MAX] = {
-	[PERF_COUNT_HW_CACHE_L1D] = "L1-dcache",
-	[PERF_COUNT_HW_CACHE_L1I] = "L1-icache",
-	[PERF_COUNT_HW_CACHE_LL] = "LLC",
-	[PERF_COUNT_HW_CACHE_DTLB] = "dTLB",
-	[PERF_COUNT_HW_CACHE_ITLB] = "iTLB",
-	[PERF_COUNT_HW_CACHE_BPU] = "branch",
-	[PERF_COUNT_HW_CACHE_NODE] = "node",
-};
-static const char *const cache_op_names[PERF_COUNT_HW_CACHE_OP_MAX] = {
-	[PERF_COUNT_HW_CACHE_OP_READ] = "load",
-	[PERF_COUNT_HW_CACHE_OP_WRITE] = "store",
-	[PERF_COUNT_HW_CACHE_OP_PREFETCH] = "prefetch",
-};
-static const char *const cache_result_names[PERF_COUNT_HW_CACHE_RESULT_MAX] = {
-	[PERF_COUNT_HW_CACHE_RESULT_ACCESS] = "refs",
-	[PERF_COUNT_HW_CACHE_RESULT_MISS] = "misses",
-};
-
+/* perf's name for a PERF_TYPE_HW_CACHE config, spelled by libpmuctx. */
 int perf_map_cache_name(unsigned long long config, char *buf, size_t len)
 {
-	unsigned type = config & 0xff, op = (config >> 8) & 0xff, result = (config >> 16) & 0xff;
-
-	if (config >> 24 || type >= PERF_COUNT_HW_CACHE_MAX ||
-	    op >= PERF_COUNT_HW_CACHE_OP_MAX || result >= PERF_COUNT_HW_CACHE_RESULT_MAX)
+	if (config >> 24)
 		return -1;
-	snprintf(buf, len, "%s-%s-%s", cache_type_names[type], cache_op_names[op],
-		 cache_result_names[result]);
-	return 0;
+	return evdb_cache_spell(config & 0xff, (config >> 8) & 0xff, (config >> 16) & 0xff,
+				buf, len);
 }
 
 /* A named event through libpmuctx's database: the CPU's encoding, or ENOENT. */
