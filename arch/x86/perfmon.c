@@ -23,6 +23,7 @@
 #include <linux/errno.h>
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
+#include <linux/kcsan-checks.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -395,22 +396,35 @@ static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
  * (48 bits on version 2), so a wrap between two folds costs nothing as
  * long as a fold comes before a second wrap (2^48 events: 78 hours at
  * 1 GHz; a sampling counter is folded at each of its overflows).
+ *
+ * The counters run on while they are read, so every register is read
+ * first, back to back, and only then accounted: a group's counts are
+ * taken a few instructions apart, not a whole accounting apart, and no
+ * shared memory lies between two reads.  KCSAN is off for those reads: it
+ * stalls at the accesses it watches (tens of thousands of instructions,
+ * find_next_bit()'s included), which would count on some members of a
+ * group and not on others; the reads touch only registers and the stack.
  */
 static void perfmon_fold_slots(struct pmuctx_context *ctx,
 			       struct pt_regs *regs, u64 arm_floor)
 {
 	unsigned int headroom = READ_ONCE(perfmon_start_headroom);
 	unsigned long used = ctx->used_mask;
+	u64 raws[PMUCTX_MAX_HW_SLOTS];
 	struct pmuctx_counter *c;
 	u64 raw, delta;
 	bool wrapped;
 	int slot;
 
+	kcsan_disable_current();
+	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS)
+		raws[slot] = perfmon_read_counter(slot);
+	kcsan_enable_current();
 	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
 		c = ctx->slots[slot];
 		if (WARN_ON_ONCE(!c))
 			continue;
-		raw = perfmon_read_counter(slot);
+		raw = raws[slot];
 		delta = (raw - c->hw_prev) & perfmon_mask(slot);
 		wrapped = raw < c->hw_prev;
 		c->hw_count += delta;

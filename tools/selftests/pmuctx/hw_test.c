@@ -770,10 +770,12 @@ TEST(x86_fixed_and_general_counters_agree)
 			EXPECT_GT(buf[round][1] + buf[round][6] + 100, buf[round][7]);
 		EXPECT_LT(0, buf[round][6]);
 	}
-	/* Measured: 17 both times. */
-	if (!kernel_delays())
-		EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6],
-			  buf[1][7] - buf[1][1] - buf[1][6]);
+	/*
+	 * Measured: 17 both times, 688 on the KCSAN kernel (its checks run,
+	 * without their stalls, between the fold's reads).
+	 */
+	EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6],
+		  buf[1][7] - buf[1][1] - buf[1][6]);
 	EXPECT_EQ(2000000, buf[1][1] - buf[0][1]);
 	EXPECT_EQ(2000000, buf[1][4] - buf[0][4]);
 	for (i = 0; i < nr; i++)
