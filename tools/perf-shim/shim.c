@@ -143,21 +143,41 @@ static void set_counting(int fd, bool on)
 /*
  * Give pmuctx the state perf's rules give the group of @leader: a member
  * counts when it and its leader are on.  Events still waiting for their
- * exec keep pmuctx's ENABLE_ON_EXEC state.  Under table_lock.
+ * exec keep pmuctx's ENABLE_ON_EXEC state.  When every event of the group
+ * is to count, or none, one group ioctl switches them all at one instant,
+ * as perf's leader does: one ioctl per member would count the shim's own
+ * instructions between them on some members and not on others.  Under
+ * table_lock.
  */
 static void apply_group(int leader)
 {
 	struct shim_event *l = table[leader];
+	bool on_seen = false, off_seen = false;
 	int fd;
 
-	if (!l)
+	if (!l || l->on_exec)
 		return;
 	for (fd = 0; fd < table_len; fd++) {
 		struct shim_event *ev = table[fd];
 
 		if (!ev || ev->leader != leader)
 			continue;
-		if (ev->on_exec || l->on_exec)
+		if (ev->on_exec)
+			on_seen = off_seen = true;	/* not ours to switch */
+		else if (ev->own_on && l->own_on)
+			on_seen = true;
+		else
+			off_seen = true;
+	}
+	if (on_seen != off_seen) {
+		real_ioctl(leader, on_seen ? PMUCTX_IOC_ENABLE : PMUCTX_IOC_DISABLE,
+			   PMUCTX_IOC_FLAG_GROUP);
+		return;
+	}
+	for (fd = 0; fd < table_len; fd++) {
+		struct shim_event *ev = table[fd];
+
+		if (!ev || ev->leader != leader || ev->on_exec)
 			continue;
 		set_counting(fd, ev->own_on && l->own_on);
 	}
