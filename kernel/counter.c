@@ -105,26 +105,25 @@ struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit)
 	return c;
 }
 
+static void pmuctx_no_live_clone(void *live)
+{
+	*(bool *)live = false;
+}
+
+/* A live clone ends the walk. */
+static bool pmuctx_shard_live_clone(struct pmuctx_family_shard *sh, void *live)
+{
+	*(bool *)live = !list_empty(&sh->children);
+	return !*(bool *)live;
+}
+
 /* Whether any clone of @c's family is still live (on a shard's list). */
 bool pmuctx_family_has_live_clones(struct pmuctx_counter *c)
 {
-	struct pmuctx_family_shard *sh;
-	bool live;
-	int cpu, gen;
+	bool live = false;
 
-	if (!c->fam->shards)
-		return false;
-	do {
-		gen = pmuctx_shard_gen(c->fam);
-		live = false;
-		for (cpu = -1; !live &&
-		     (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
-			sh = &c->fam->shards[cpu];
-			spin_lock(&sh->lock);
-			live = !list_empty(&sh->children);
-			spin_unlock(&sh->lock);
-		}
-	} while (!live && gen != pmuctx_shard_gen(c->fam));
+	pmuctx_family_walk(c->fam, pmuctx_no_live_clone,
+			   pmuctx_shard_live_clone, &live);
 	return live;
 }
 
@@ -362,43 +361,53 @@ static noinline void pmuctx_counter_read_one(struct pmuctx_counter *c,
 	__pmuctx_counter_read_one(c, rd);
 }
 
+/* A family read: the reading, and the original's own part to restart from. */
+struct pmuctx_clones_read {
+	struct pmuctx_reading *rd;
+	struct pmuctx_reading own;
+	struct pmuctx_slices own_slices;
+};
+
+static void pmuctx_clones_read_restart(void *arg)
+{
+	struct pmuctx_clones_read *cr = arg;
+
+	*cr->rd = cr->own;
+	if (cr->rd->slices)
+		*cr->rd->slices = cr->own_slices;
+}
+
+static bool pmuctx_clones_read_shard(struct pmuctx_family_shard *sh, void *arg)
+{
+	struct pmuctx_reading *rd = ((struct pmuctx_clones_read *)arg)->rd;
+	struct pmuctx_counter *clone;
+
+	rd->value += sh->child_value;
+	rd->enabled += sh->child_enabled;
+	rd->running += sh->child_running;
+	if (rd->slices)
+		pmuctx_slices_add(rd->slices, &sh->child_slices);
+	list_for_each_entry(clone, &sh->children, child_entry)
+		pmuctx_counter_read_one(clone, rd);
+	return true;
+}
+
 /*
  * The live and exited clones of an inheriting @c, added to @rd (which
  * holds @c's own part), shard by shard: a clone's move from its shard's
  * list to that shard's totals is atomic under the shard's lock, so it is
- * counted once.  Walked again from @c's part when a new shard appeared
- * meanwhile (pmuctx_shard_gen()).  Out of line: a plain read() of a
- * counter that is not inherited zeroes none of this on its stack.
+ * counted once.  Out of line: a plain read() of a counter that is not
+ * inherited zeroes none of this on its stack.
  */
 static noinline void pmuctx_family_read_clones(struct pmuctx_counter *c,
 					       struct pmuctx_reading *rd)
 {
-	struct pmuctx_slices own_slices = {};
-	struct pmuctx_family_shard *sh;
-	struct pmuctx_reading own = *rd;
-	struct pmuctx_counter *clone;
-	int cpu, gen;
+	struct pmuctx_clones_read cr = { .rd = rd, .own = *rd };
 
 	if (rd->slices)
-		own_slices = *rd->slices;
-	do {
-		gen = pmuctx_shard_gen(c->fam);
-		*rd = own;
-		if (rd->slices)
-			*rd->slices = own_slices;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
-			sh = &c->fam->shards[cpu];
-			spin_lock(&sh->lock);
-			rd->value += sh->child_value;
-			rd->enabled += sh->child_enabled;
-			rd->running += sh->child_running;
-			if (rd->slices)
-				pmuctx_slices_add(rd->slices, &sh->child_slices);
-			list_for_each_entry(clone, &sh->children, child_entry)
-				pmuctx_counter_read_one(clone, rd);
-			spin_unlock(&sh->lock);
-		}
-	} while (gen != pmuctx_shard_gen(c->fam));
+		cr.own_slices = *rd->slices;
+	pmuctx_family_walk(c->fam, pmuctx_clones_read_restart,
+			   pmuctx_clones_read_shard, &cr);
 }
 
 /*

@@ -789,14 +789,44 @@ static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx,
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 }
 
+/* A stats walk: the statistics, and the original's own to restart from. */
+struct pmuctx_stats_walk {
+	struct pmuctx_ctx_stats st, own;
+};
+
+static void pmuctx_stats_restart(void *arg)
+{
+	struct pmuctx_stats_walk *w = arg;
+
+	w->st = w->own;
+}
+
+static bool pmuctx_stats_shard(struct pmuctx_family_shard *sh, void *arg)
+{
+	struct pmuctx_ctx_stats *st = &((struct pmuctx_stats_walk *)arg)->st;
+	struct pmuctx_counter *clone;
+	bool dead;
+
+	st->tree_loads += sh->child_loads;
+	st->tree_swaps += sh->child_swaps;
+	st->tree_rotations += sh->child_rotations;
+	st->exited_tasks += sh->exited_clones;
+	list_for_each_entry(clone, &sh->children, child_entry) {
+		pmuctx_ctx_stats_add(clone->ctx, st, &dead);
+		if (dead)
+			st->exited_tasks++;
+		else
+			st->live_tasks++;
+	}
+	return true;
+}
+
 static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 			       struct pmuctx_ctx_stats __user *ustats)
 {
 	struct pmuctx_context *ctx = c->ctx;
-	struct pmuctx_ctx_stats st, own;
-	struct pmuctx_family_shard *sh;
-	struct pmuctx_counter *clone;
-	int cpu, gen;
+	struct pmuctx_stats_walk w;
+	struct pmuctx_ctx_stats st;
 	long usize;
 	bool dead;
 
@@ -824,30 +854,10 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	else
 		st.live_tasks++;
 
-	/* Walked again from here when a shard appears (pmuctx_shard_gen()). */
-	own = st;
-	do {
-		gen = c->fam->shards ? pmuctx_shard_gen(c->fam) : 0;
-		if (!c->fam->shards)
-			break;
-		st = own;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
-			sh = &c->fam->shards[cpu];
-			spin_lock(&sh->lock);
-			st.tree_loads += sh->child_loads;
-			st.tree_swaps += sh->child_swaps;
-			st.tree_rotations += sh->child_rotations;
-			st.exited_tasks += sh->exited_clones;
-			list_for_each_entry(clone, &sh->children, child_entry) {
-				pmuctx_ctx_stats_add(clone->ctx, &st, &dead);
-				if (dead)
-					st.exited_tasks++;
-				else
-					st.live_tasks++;
-			}
-			spin_unlock(&sh->lock);
-		}
-	} while (gen != pmuctx_shard_gen(c->fam));
+	w.st = st;
+	w.own = st;
+	pmuctx_family_walk(c->fam, pmuctx_stats_restart, pmuctx_stats_shard, &w);
+	st = w.st;
 	st.inherit_failed = atomic64_read(&c->fam->inherit_failed);
 
 	return copy_to_user(ustats, &st, st.size) ? -EFAULT : 0;
@@ -888,15 +898,40 @@ static void pmuctx_tree_visit(struct pmuctx_counter *c,
 	tr->nr_entries++;
 }
 
+/* A tree read: the entries so far, and the original's own to restart from. */
+struct pmuctx_tree_walk {
+	struct pmuctx_tree_read tr, own;
+	struct pmuctx_tree_entry *ents;
+	u32 room;
+};
+
+static void pmuctx_tree_restart(void *arg)
+{
+	struct pmuctx_tree_walk *w = arg;
+
+	w->tr = w->own;
+}
+
+static bool pmuctx_tree_shard(struct pmuctx_family_shard *sh, void *arg)
+{
+	struct pmuctx_tree_walk *w = arg;
+	struct pmuctx_counter *clone;
+
+	w->tr.total += sh->child_value;
+	w->tr.exited_value += sh->child_value;
+	w->tr.exited_tasks += sh->exited_clones;
+	list_for_each_entry(clone, &sh->children, child_entry)
+		pmuctx_tree_visit(clone, &w->tr, w->ents, w->room);
+	return true;
+}
+
 static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 				   struct pmuctx_tree_read __user *utr)
 {
 	struct pmuctx_tree_entry *ents = NULL;
-	struct pmuctx_family_shard *sh;
-	struct pmuctx_tree_read tr, own;
-	struct pmuctx_counter *clone;
+	struct pmuctx_tree_walk w;
+	struct pmuctx_tree_read tr;
 	u64 clk[PMUCTX_NR_CLOCKS];
-	int cpu, gen;
 	long ret;
 	u32 room;
 
@@ -921,24 +956,12 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	pmuctx_ctx_unlock_irq(c->ctx);
 
 	pmuctx_tree_visit(c, &tr, ents, room);
-	/* Walked again from here when a shard appears (pmuctx_shard_gen()). */
-	own = tr;
-	do {
-		gen = c->fam->shards ? pmuctx_shard_gen(c->fam) : 0;
-		if (!c->fam->shards)
-			break;
-		tr = own;
-		for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
-			sh = &c->fam->shards[cpu];
-			spin_lock(&sh->lock);
-			tr.total += sh->child_value;
-			tr.exited_value += sh->child_value;
-			tr.exited_tasks += sh->exited_clones;
-			list_for_each_entry(clone, &sh->children, child_entry)
-				pmuctx_tree_visit(clone, &tr, ents, room);
-			spin_unlock(&sh->lock);
-		}
-	} while (gen != pmuctx_shard_gen(c->fam));
+	w.tr = tr;
+	w.own = tr;
+	w.ents = ents;
+	w.room = room;
+	pmuctx_family_walk(c->fam, pmuctx_tree_restart, pmuctx_tree_shard, &w);
+	tr = w.tr;
 
 	if (tr.nr_entries > room)
 		ret = -ERANGE;

@@ -395,7 +395,7 @@ struct pmuctx_family {
 	unsigned long *shard_cpus;		/* which shards forks used */
 	/*
 	 * Bumped (fully ordered) after each new bit of @shard_cpus: a walk
-	 * that must see every clone whose effects it saw (pmuctx_walk_shards())
+	 * that must see every clone whose effects it saw (pmuctx_family_walk())
 	 * walks again when it changed meanwhile.
 	 */
 	atomic_t shard_gen;
@@ -457,6 +457,42 @@ static inline int pmuctx_next_shard(const struct pmuctx_family *fam, int cpu)
 static inline int pmuctx_shard_gen(const struct pmuctx_family *fam)
 {
 	return atomic_read_acquire(&fam->shard_gen);
+}
+
+/*
+ * The walk of the shards of @fam that forks used, for the readers that
+ * must count every clone whose effects they count (reads, polls, stats,
+ * tree reads): @visit(sh, arg) gathers one shard's totals and clones into
+ * @arg under the shard's lock, and returns false when the answer is known
+ * and the walk may end there.  A walk that ran to its end while a new
+ * shard appeared (pmuctx_shard_gen()) walks again, after @restart(arg)
+ * puts @arg back to what the caller had before the walk.  Nothing to do
+ * for a family that never inherited (no shards).  Always inline, so that
+ * each caller's two functions are inlined into its own loop.
+ */
+static __always_inline void
+pmuctx_family_walk(struct pmuctx_family *fam, void (*restart)(void *arg),
+		   bool (*visit)(struct pmuctx_family_shard *sh, void *arg),
+		   void *arg)
+{
+	struct pmuctx_family_shard *sh;
+	bool more;
+	int cpu, gen;
+
+	if (!fam->shards)
+		return;
+	do {
+		gen = pmuctx_shard_gen(fam);
+		restart(arg);
+		more = true;
+		for (cpu = -1; more &&
+		     (cpu = pmuctx_next_shard(fam, cpu)) < pmuctx_nr_shards;) {
+			sh = &fam->shards[cpu];
+			spin_lock(&sh->lock);
+			more = visit(sh, arg);
+			spin_unlock(&sh->lock);
+		}
+	} while (more && gen != pmuctx_shard_gen(fam));
 }
 
 /*
