@@ -401,26 +401,32 @@ static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
  * first, back to back, and only then accounted: a group's counts are
  * taken a few instructions apart, not a whole accounting apart, and no
  * shared memory lies between two reads.  KCSAN is off for those reads: it
- * stalls at the accesses it watches (tens of thousands of instructions,
- * find_next_bit()'s included), which would count on some members of a
- * group and not on others; the reads touch only registers and the stack.
+ * stalls at the accesses it watches (tens of thousands of instructions),
+ * which would count on some members of a group and not on others; the
+ * reads touch only registers and the stack.  The slot loops walk a copy of
+ * the mask in a register (find_next_bit() would cost a call a slot, and
+ * read the mask from memory).
  */
 static void perfmon_fold_slots(struct pmuctx_context *ctx,
 			       struct pt_regs *regs, u64 arm_floor)
 {
 	unsigned int headroom = READ_ONCE(perfmon_start_headroom);
-	unsigned long used = ctx->used_mask;
-	u64 raws[PMUCTX_MAX_HW_SLOTS];
+	unsigned long used = ctx->used_mask, left;
+	/* Written before it is read, slot by slot: not zeroed at each call. */
+	u64 raws[PERFMON_FIXED_SLOT + PERFMON_MAX_FIXED] __uninitialized;
 	struct pmuctx_counter *c;
 	u64 raw, delta;
 	bool wrapped;
 	int slot;
 
 	kcsan_disable_current();
-	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS)
+	for (left = used; left; left &= left - 1) {
+		slot = __ffs(left);
 		raws[slot] = perfmon_read_counter(slot);
+	}
 	kcsan_enable_current();
-	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
+	for (left = used; left; left &= left - 1) {
+		slot = __ffs(left);
 		c = ctx->slots[slot];
 		if (WARN_ON_ONCE(!c))
 			continue;
@@ -501,14 +507,15 @@ static u32 perfmon_counter_width(int slot)
 static void perfmon_load(struct pmuctx_context *ctx)
 {
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
-	unsigned long used = ctx->used_mask;
+	unsigned long used = ctx->used_mask, left;
 	u64 fixed = 0;
 	int slot;
 
 	/* Only a loaded context starts counters; its unload stopped them. */
 	if (PMUCTX_CHECK_INVARIANTS)
 		WARN_ON_ONCE(pc->ctrl);
-	for_each_set_bit(slot, &used, PMUCTX_MAX_HW_SLOTS) {
+	for (left = used; left; left &= left - 1) {
+		slot = __ffs(left);
 		if (WARN_ON_ONCE(!ctx->slots[slot]))
 			continue;
 		fixed |= perfmon_program_one(ctx->slots[slot]);
