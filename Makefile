@@ -35,7 +35,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench bench-scale style clean \
+.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench bench-scale papi-ctests style clean \
 	install install-build install-tools install-lib install-dkms-src install-man4 \
 	install-module uninstall deb
 
@@ -76,6 +76,10 @@ bench:
 
 bench-scale:
 	scripts/bench-scale
+
+# PAPI's own ctests through libpmuctx-perf.so (a ~15 minute report, not a check).
+papi-ctests:
+	scripts/papi-ctests
 
 check:
 	scripts/check
