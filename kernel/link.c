@@ -291,10 +291,19 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 		pmuctx_link_put(link);
 		return ERR_PTR(-EAGAIN);
 	}
+	/*
+	 * Every reference the caller and the register work hold is taken
+	 * before the link can be found: another attacher may then open and
+	 * close a counter on it, and the detach that close queues drops the
+	 * link's own reference (found by the arm64 debug lane's fuzzer: freed
+	 * here, between the publication and a later increment).
+	 */
+	refcount_inc(&link->refs);	/* the caller's */
+	if (t != current)
+		refcount_inc(&link->refs);	/* the register work's */
 	hlist_add_head_rcu(&link->index_node, &bucket->links);
 	spin_unlock(&bucket->lock);
 
-	refcount_inc(&link->refs);	/* the caller's */
 	if (t == current) {
 		preempt_disable();
 		preempt_notifier_register(&link->notifier);
@@ -304,13 +313,17 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 		return link;
 	}
 
-	refcount_inc(&link->refs);	/* the work's */
 	init_task_work(&link->register_work, pmuctx_link_register_work);
 	err = task_work_add(t, &link->register_work, TWA_RESUME);
 	if (err) {
-		/* Past exit_task_work(): the task is gone for our purposes. */
+		/*
+		 * Past exit_task_work(): the task is gone for our purposes,
+		 * and every task work it had has run, so a detach that
+		 * retired the link meanwhile is over.
+		 */
 		pmuctx_link_put(link);	/* the work's */
-		pmuctx_task_exited(link);
+		if (!READ_ONCE(link->exited))
+			pmuctx_task_exited(link);
 		pmuctx_link_put(link);	/* the caller's */
 		return ERR_PTR(-ESRCH);
 	}
