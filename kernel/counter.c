@@ -448,6 +448,50 @@ static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
 		pmuctx_mux_resched_loaded(ctx);
 }
 
+static void pmuctx_group_op_one(struct pmuctx_counter *c,
+				enum pmuctx_group_op op, const u64 *clk)
+{
+	if (op == PMUCTX_GROUP_RESET)
+		pmuctx_counter_zero(c, clk);
+	else
+		pmuctx_counter_set_enabled(c, op == PMUCTX_GROUP_ENABLE, clk);
+}
+
+/*
+ * Enable, disable or reset a group that is not inherited at one instant:
+ * one hold of the context's lock and one reading of its clocks for every
+ * member.  One call per member would count the code between the calls on
+ * some members and not on others (a constant on Debian's kernel, any
+ * number of instructions where the kernel stalls, as KCSAN's does).
+ * ctx->mutex held (the members stay put).
+ */
+void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
+				enum pmuctx_group_op op)
+{
+	struct pmuctx_context *ctx = leader->ctx;
+	u64 clk[PMUCTX_NR_CLOCKS];
+	struct pmuctx_counter *m;
+	unsigned long flags;
+	bool resched = false;
+
+	lockdep_assert_held(&ctx->mutex);
+	pmuctx_ctx_sync_hw(ctx);
+	pmuctx_ctx_lock_irqsave(ctx, flags);
+	/* As one by one: a dead context is still reset, not switched. */
+	if (!ctx->dead || op == PMUCTX_GROUP_RESET) {
+		pmuctx_ctx_clocks_now(ctx, clk);
+		pmuctx_group_op_one(leader, op, clk);
+		list_for_each_entry(m, &leader->siblings, sibling_entry)
+			pmuctx_group_op_one(m, op, clk);
+		if (op != PMUCTX_GROUP_RESET)
+			resched = pmuctx_mux_resched(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
+	pmuctx_ctx_unlock_irqrestore(ctx, flags);
+	if (resched)
+		pmuctx_mux_resched_loaded(ctx);
+}
+
 /*
  * Enable or disable the counter and every live clone, so that clones stay
  * equivalent to each other and to the original.  @enable_seq is odd for

@@ -742,11 +742,21 @@ static ssize_t pmuctx_counter_read(struct file *file, char __user *buf,
 	return pmuctx_read_plain(c, buf, count);
 }
 
-/* Apply @fn to the counter, or with PMUCTX_IOC_FLAG_GROUP to its group. */
+static void pmuctx_family_apply(struct pmuctx_counter *c, enum pmuctx_group_op op)
+{
+	if (op == PMUCTX_GROUP_RESET)
+		pmuctx_counter_family_reset(c);
+	else
+		pmuctx_counter_family_enable(c, op == PMUCTX_GROUP_ENABLE);
+}
+
+/*
+ * Apply @op to the counter, or with PMUCTX_IOC_FLAG_GROUP to its group: at
+ * one instant when the group is not inherited, member by member (each
+ * with its clones) when it is.
+ */
 static long pmuctx_counter_for_group(struct pmuctx_counter *c,
-				     unsigned long arg,
-				     void (*fn)(struct pmuctx_counter *, bool),
-				     bool on)
+				     unsigned long arg, enum pmuctx_group_op op)
 {
 	struct pmuctx_context *ctx = c->ctx;
 	struct pmuctx_counter *m;
@@ -754,25 +764,20 @@ static long pmuctx_counter_for_group(struct pmuctx_counter *c,
 	if (arg & ~(unsigned long)PMUCTX_IOC_FLAG_GROUP)
 		return -EINVAL;
 	if (!(arg & PMUCTX_IOC_FLAG_GROUP)) {
-		fn(c, on);
+		pmuctx_family_apply(c, op);
 		return 0;
 	}
 	mutex_lock(&ctx->mutex);
-	fn(c->leader, on);
-	list_for_each_entry(m, &c->leader->siblings, sibling_entry)
-		fn(m, on);
+	/* Members share their leader's inheritance (pmuctx_group_leader()). */
+	if (!c->leader->fam->shards) {
+		pmuctx_counter_group_apply(c->leader, op);
+	} else {
+		pmuctx_family_apply(c->leader, op);
+		list_for_each_entry(m, &c->leader->siblings, sibling_entry)
+			pmuctx_family_apply(m, op);
+	}
 	mutex_unlock(&ctx->mutex);
 	return 0;
-}
-
-static void pmuctx_do_enable(struct pmuctx_counter *c, bool on)
-{
-	pmuctx_counter_family_enable(c, on);
-}
-
-static void pmuctx_do_reset(struct pmuctx_counter *c, bool unused)
-{
-	pmuctx_counter_family_reset(c);
 }
 
 static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx,
@@ -1024,11 +1029,11 @@ static long pmuctx_counter_ioctl(struct file *file, unsigned int cmd,
 	cmd = pmuctx_ioc_sized(cmd, PMUCTX_IOC_STATS);
 	switch (pmuctx_ioc_sized(cmd, PMUCTX_IOC_RANGE)) {
 	case PMUCTX_IOC_ENABLE:
-		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, true);
+		return pmuctx_counter_for_group(c, arg, PMUCTX_GROUP_ENABLE);
 	case PMUCTX_IOC_DISABLE:
-		return pmuctx_counter_for_group(c, arg, pmuctx_do_enable, false);
+		return pmuctx_counter_for_group(c, arg, PMUCTX_GROUP_DISABLE);
 	case PMUCTX_IOC_RESET:
-		return pmuctx_counter_for_group(c, arg, pmuctx_do_reset, false);
+		return pmuctx_counter_for_group(c, arg, PMUCTX_GROUP_RESET);
 	case PMUCTX_IOC_ID:
 		return put_user(c->id, (u64 __user *)uarg);
 	case PMUCTX_IOC_STATS:

@@ -954,6 +954,13 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 				struct pmuctx_reading *rd);
 int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on);
 void pmuctx_counter_family_reset(struct pmuctx_counter *c);
+enum pmuctx_group_op {
+	PMUCTX_GROUP_DISABLE,
+	PMUCTX_GROUP_ENABLE,
+	PMUCTX_GROUP_RESET,
+};
+void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
+				enum pmuctx_group_op op);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
 void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
 				     const u64 *clk);

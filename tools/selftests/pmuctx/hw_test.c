@@ -713,10 +713,10 @@ TEST(first_overflow_counts_only_own_events)
  * Intel perfmon: one group on the three fixed counters and four general
  * ones, enabled and disabled together.  Under -icount shift=0 cycles and
  * reference cycles are instructions, so every user-only counter, fixed or
- * general, reads the same count; user plus kernel-only is the counter
- * that counts both, but for a constant: the kernel instructions between
- * the fold's reads of the two counters, which are not the same at the
- * enable and at the disable.
+ * general, reads the same count; and user plus kernel-only is exactly the
+ * counter that counts both: a group is enabled, disabled and reset at one
+ * instant, on one reading of its counters (it was 17 instructions apart
+ * member by member on Debian's kernel, and any number on the KCSAN one).
  */
 static __attribute__((noinline)) void group_loop(int lead, unsigned long n)
 {
@@ -765,17 +765,9 @@ TEST(x86_fixed_and_general_counters_agree)
 			       (unsigned long long)buf[round][1 + i]);
 		for (i = 1; i < 5; i++)
 			EXPECT_EQ(buf[round][1], buf[round][1 + i]) TH_LOG("%s", ev[i].name);
-		EXPECT_LE(buf[round][1] + buf[round][6], buf[round][7]);
-		if (!kernel_delays())
-			EXPECT_GT(buf[round][1] + buf[round][6] + 100, buf[round][7]);
+		EXPECT_EQ(buf[round][1] + buf[round][6], buf[round][7]);
 		EXPECT_LT(0, buf[round][6]);
 	}
-	/*
-	 * Measured: 17 both times, 688 on the KCSAN kernel (its checks run,
-	 * without their stalls, between the fold's reads).
-	 */
-	EXPECT_EQ(buf[0][7] - buf[0][1] - buf[0][6],
-		  buf[1][7] - buf[1][1] - buf[1][6]);
 	EXPECT_EQ(2000000, buf[1][1] - buf[0][1]);
 	EXPECT_EQ(2000000, buf[1][4] - buf[0][4]);
 	for (i = 0; i < nr; i++)

@@ -57,20 +57,6 @@ static inline bool have_pmu(void)
 }
 
 /* Exact counts need -icount and one vCPU: icount is global to all vCPUs. */
-/*
- * A kernel whose own instruction counts are not a function of the path
- * taken: KCSAN delays instrumented accesses with busy loops of random
- * length, so kernel-mode counts between two points vary (92,566 extra
- * kernel instructions between a group's two counters seen); user-mode
- * counts stay exact.
- */
-static inline bool kernel_delays(void)
-{
-	const char *lane = getenv("PMUCTX_VM_LANE");
-
-	return lane && strstr(lane, "kcsan");
-}
-
 static inline bool exact(void)
 {
 	return have_pmu() && getenv("PMUCTX_VM_ICOUNT") && nr_cpus() == 1;
