@@ -959,6 +959,7 @@ enum pmuctx_group_op {
 	PMUCTX_GROUP_ENABLE,
 	PMUCTX_GROUP_RESET,
 };
+
 void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
 				enum pmuctx_group_op op);
 bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
