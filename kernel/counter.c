@@ -428,28 +428,8 @@ void pmuctx_counter_family_read(struct pmuctx_counter *c,
 		pmuctx_family_read_clones(c, rd);
 }
 
-static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
-{
-	struct pmuctx_context *ctx = c->ctx;
-	u64 clk[PMUCTX_NR_CLOCKS];
-	unsigned long flags;
-	bool resched = false;
-
-	pmuctx_ctx_sync_hw(ctx);
-	pmuctx_ctx_lock_irqsave(ctx, flags);
-	if (!ctx->dead) {
-		pmuctx_ctx_clocks_now(ctx, clk);
-		pmuctx_counter_set_enabled(c, on, clk);
-		resched = pmuctx_mux_resched(ctx);
-		pmuctx_ctx_update_user_pages(ctx);
-	}
-	pmuctx_ctx_unlock_irqrestore(ctx, flags);
-	if (resched)
-		pmuctx_mux_resched_loaded(ctx);
-}
-
-static void pmuctx_group_op_one(struct pmuctx_counter *c,
-				enum pmuctx_group_op op, const u64 *clk)
+static void pmuctx_op_one(struct pmuctx_counter *c, enum pmuctx_group_op op,
+			  const u64 *clk)
 {
 	if (op == PMUCTX_GROUP_RESET)
 		pmuctx_counter_zero(c, clk);
@@ -458,31 +438,28 @@ static void pmuctx_group_op_one(struct pmuctx_counter *c,
 }
 
 /*
- * Enable, disable or reset a group that is not inherited at one instant:
- * one hold of the context's lock and one reading of its clocks for every
- * member.  One call per member would count the code between the calls on
- * some members and not on others (a constant on Debian's kernel, any
- * number of instructions where the kernel stalls, as KCSAN's does).
- * ctx->mutex held (the members stay put).
+ * @op on @c and on each counter of @members (a group's siblings, or NULL)
+ * at one instant: one hold of the context's lock and one reading of its
+ * clocks for them all.  A dead context is still reset, not switched.
  */
-void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
-				enum pmuctx_group_op op)
+static void pmuctx_counters_apply(struct pmuctx_counter *c,
+				  struct list_head *members,
+				  enum pmuctx_group_op op)
 {
-	struct pmuctx_context *ctx = leader->ctx;
+	struct pmuctx_context *ctx = c->ctx;
 	u64 clk[PMUCTX_NR_CLOCKS];
 	struct pmuctx_counter *m;
 	unsigned long flags;
 	bool resched = false;
 
-	lockdep_assert_held(&ctx->mutex);
 	pmuctx_ctx_sync_hw(ctx);
 	pmuctx_ctx_lock_irqsave(ctx, flags);
-	/* As one by one: a dead context is still reset, not switched. */
 	if (!ctx->dead || op == PMUCTX_GROUP_RESET) {
 		pmuctx_ctx_clocks_now(ctx, clk);
-		pmuctx_group_op_one(leader, op, clk);
-		list_for_each_entry(m, &leader->siblings, sibling_entry)
-			pmuctx_group_op_one(m, op, clk);
+		pmuctx_op_one(c, op, clk);
+		if (members)
+			list_for_each_entry(m, members, sibling_entry)
+				pmuctx_op_one(m, op, clk);
 		if (op != PMUCTX_GROUP_RESET)
 			resched = pmuctx_mux_resched(ctx);
 		pmuctx_ctx_update_user_pages(ctx);
@@ -490,6 +467,26 @@ void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
 	if (resched)
 		pmuctx_mux_resched_loaded(ctx);
+}
+
+static void pmuctx_counter_enable_one(struct pmuctx_counter *c, bool on)
+{
+	pmuctx_counters_apply(c, NULL, on ? PMUCTX_GROUP_ENABLE :
+					    PMUCTX_GROUP_DISABLE);
+}
+
+/*
+ * Enable, disable or reset a group that is not inherited at one instant.
+ * One call per member would count the code between the calls on some
+ * members and not on others (a constant on Debian's kernel, any number
+ * of instructions where the kernel stalls, as KCSAN's does).  ctx->mutex
+ * held (the members stay put).
+ */
+void pmuctx_counter_group_apply(struct pmuctx_counter *leader,
+				enum pmuctx_group_op op)
+{
+	lockdep_assert_held(&leader->ctx->mutex);
+	pmuctx_counters_apply(leader, &leader->siblings, op);
 }
 
 /*
@@ -534,16 +531,7 @@ int pmuctx_counter_family_enable(struct pmuctx_counter *c, bool on)
 
 static void pmuctx_counter_reset_one(struct pmuctx_counter *c)
 {
-	struct pmuctx_context *ctx = c->ctx;
-	u64 clk[PMUCTX_NR_CLOCKS];
-	unsigned long flags;
-
-	pmuctx_ctx_sync_hw(ctx);
-	pmuctx_ctx_lock_irqsave(ctx, flags);
-	pmuctx_ctx_clocks_now(ctx, clk);
-	pmuctx_counter_zero(c, clk);
-	pmuctx_ctx_update_user_pages(ctx);
-	pmuctx_ctx_unlock_irqrestore(ctx, flags);
+	pmuctx_counters_apply(c, NULL, PMUCTX_GROUP_RESET);
 }
 
 /*
