@@ -157,6 +157,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 		pmuctx_range_put_watch(c->range);
 	if (c->hw_taken && pmuctx_hw->event_destroy)
 		pmuctx_hw->event_destroy(c);
+	if (c->hw_binding)
+		pmuctx_hw->release(c);
 	if (c->parent)
 		pmuctx_counter_put(c->parent);
 	if (c->ctx)
@@ -191,6 +193,33 @@ static __always_inline u64 pmuctx_counter_clock(const struct pmuctx_counter *c,
 	return 0;
 }
 
+/*
+ * The clock of the counter's time running: the context's time, less, for a
+ * task-bound backend's hardware counter, the time perf kept its event off
+ * the PMU while it multiplexed it with everybody's (kernel/perf_fallback.c).
+ */
+static __always_inline u64 pmuctx_counter_run_clock(const struct pmuctx_counter *c,
+						    const u64 *clk)
+{
+	if (static_branch_unlikely(&pmuctx_hw_task_bound) &&
+	    pmuctx_counter_is_hw(c))
+		return clk[PMUCTX_CLK_TIME] - c->hw_missed;
+	return clk[PMUCTX_CLK_TIME];
+}
+
+/*
+ * Time run since @run_snap.  Never negative: the time perf missed comes in
+ * at folds, and can come in ahead of the context's clock by what the two
+ * clocks differ.
+ */
+static __always_inline u64 pmuctx_counter_ran(const struct pmuctx_counter *c,
+					      const u64 *clk)
+{
+	u64 now = pmuctx_counter_run_clock(c, clk);
+
+	return now > c->run_snap ? now - c->run_snap : 0;
+}
+
 /* ctx->lock held (or the context claimed); @clk from pmuctx_ctx_clocks_now(). */
 static __always_inline u64 __pmuctx_counter_value(struct pmuctx_counter *c,
 						  const u64 *clk)
@@ -212,7 +241,7 @@ void pmuctx_counter_times(struct pmuctx_counter *c, const u64 *clk,
 
 	*enabled = c->time_base + (c->enabled ? now - c->time_snap : 0);
 	*running = c->run_base +
-		   (pmuctx_counter_counting(c) ? now - c->run_snap : 0);
+		   (pmuctx_counter_counting(c) ? pmuctx_counter_ran(c, clk) : 0);
 }
 
 static void pmuctx_slices_add_one(struct pmuctx_slices *sum, u64 count,
@@ -240,26 +269,27 @@ void pmuctx_counter_slices(const struct pmuctx_counter *c, const u64 *clk,
 	pmuctx_slices_add(sum, &c->slices);
 	if (pmuctx_counter_counting(c))
 		pmuctx_slices_add_one(sum, pmuctx_counter_clock(c, clk) - c->snap,
-				      clk[PMUCTX_CLK_TIME] - c->run_snap);
+				      pmuctx_counter_ran(c, clk));
 }
 
 /* Counting starts or stops: a slice begins, or ends and is recorded. */
 static void pmuctx_counter_counting_changed(struct pmuctx_counter *c,
 					    bool was, const u64 *clk)
 {
-	u64 now = clk[PMUCTX_CLK_TIME], count;
+	u64 count, ran;
 
 	if (was == pmuctx_counter_counting(c))
 		return;
 	if (!was) {
 		c->snap = pmuctx_counter_clock(c, clk);
-		c->run_snap = now;
+		c->run_snap = pmuctx_counter_run_clock(c, clk);
 		return;
 	}
 	count = pmuctx_counter_clock(c, clk) - c->snap;
+	ran = pmuctx_counter_ran(c, clk);
 	c->base += count;
-	c->run_base += now - c->run_snap;
-	pmuctx_slices_add_one(&c->slices, count, now - c->run_snap);
+	c->run_base += ran;
+	pmuctx_slices_add_one(&c->slices, count, ran);
 }
 
 void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
@@ -299,8 +329,8 @@ static void pmuctx_counter_zero(struct pmuctx_counter *c, const u64 *clk)
 	c->base = 0;
 	c->snap = pmuctx_counter_clock(c, clk);
 	if (pmuctx_counter_counting(c)) {
-		c->run_base += clk[PMUCTX_CLK_TIME] - c->run_snap;
-		c->run_snap = clk[PMUCTX_CLK_TIME];
+		c->run_base += pmuctx_counter_ran(c, clk);
+		c->run_snap = pmuctx_counter_run_clock(c, clk);
 	}
 	memset(&c->slices, 0, sizeof(c->slices));
 }

@@ -369,6 +369,12 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		if (err)
 			goto free_counter;
 		c->hw_taken = true;
+		/* Under exec_update_lock, as a range counter's watch. */
+		if (pmuctx_hw->bind) {
+			err = pmuctx_hw->bind(c, task);
+			if (err)
+				goto free_counter;
+		}
 	}
 	c->period_left = attr.sample_period;
 	if (attr.sample_period) {

@@ -239,6 +239,7 @@ static void pmuctx_kit_work(struct callback_head *head)
 		}
 		if (!(current->flags & PF_EXITING)) {
 			pmuctx_range_watch_clones(ctx);
+			pmuctx_hw_bind_clones(ctx);
 			pmuctx_kit_refill(ctx);
 		}
 		pmuctx_ctx_put(ctx);

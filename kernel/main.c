@@ -8,29 +8,79 @@
 
 /* NULL when only software counters are offered (no usable PMU). */
 const struct pmuctx_hw_desc *pmuctx_hw;
+DEFINE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
+
+/*
+ * Which backend counts hardware events (Documentation/design.rst, "The
+ * stock-kernel fallback"): auto takes the PMU when the kernel's driver
+ * leaves it free and counts through perf events otherwise; native only
+ * takes it (the load fails with EBUSY when it cannot); perf always
+ * counts through perf events; software offers no hardware counters.
+ */
+static char *backend = "auto";
+module_param(backend, charp, 0444);
+MODULE_PARM_DESC(backend, "auto (default), native, perf or software");
+
+/* The native backend for this machine: -EBUSY when the kernel owns it. */
+static int __init pmuctx_probe_native(bool try_perf)
+{
+#ifdef CONFIG_ARM64
+	return pmuctx_pmuv3_probe(&pmuctx_hw);
+#elif defined(CONFIG_X86)
+	struct pmuctx_hw_desc probe = {};
+
+	/*
+	 * Taken at the first hardware counter, not now; but a reservation
+	 * held at load (the NMI watchdog's, perf's events) is held for good
+	 * as a rule, so auto counts through perf then.
+	 */
+	if (try_perf && !pmuctx_perfmon_describe(&probe) &&
+	    !pmuctx_perfmon_reservable())
+		return -EBUSY;
+	return pmuctx_perfmon_probe(&pmuctx_hw);
+#else
+	return -ENODEV;
+#endif
+}
 
 static int __init pmuctx_probe_hw(void)
 {
-#ifdef CONFIG_ARM64
-	int err = pmuctx_pmuv3_probe(&pmuctx_hw);
+	bool native = !strcmp(backend, "auto") || !strcmp(backend, "native");
+	bool perf = !strcmp(backend, "auto") || !strcmp(backend, "perf");
+	int err = -ENODEV;
 
-	if (err == -ENODEV) {
-		pr_info("no PMUv3 found, software counters only\n");
+	if (!strcmp(backend, "software")) {
+		pr_info("backend=software: software counters only\n");
 		return 0;
 	}
-	return err;
-#elif defined(CONFIG_X86)
-	int err = pmuctx_perfmon_probe(&pmuctx_hw);
-
-	/* Stock QEMU TCG, AMD, perfmon before version 2: never a failure. */
-	if (err == -ENODEV) {
-		pr_info("no Intel architectural perfmon v2, software counters only\n");
-		return 0;
+	if (!native && !perf) {
+		pr_err("backend=%s: choose auto, native, perf or software\n",
+		       backend);
+		return -EINVAL;
 	}
-	return err;
-#else
+	if (native) {
+		err = pmuctx_probe_native(perf);
+		if (err != -EBUSY && err != -ENODEV)
+			return err;
+		if (err == -EBUSY && !perf) {
+			pr_err("the kernel's PMU driver holds the PMU: load with backend=auto or backend=perf to count through it, or %s\n",
+			       IS_ENABLED(CONFIG_ARM64) ?
+			       "boot with initcall_blacklist=armv8_pmu_driver_init" :
+			       "stop its hardware events (nmi_watchdog=0, no perf)");
+			return err;
+		}
+	}
+	if (perf) {
+		err = pmuctx_perf_probe(&pmuctx_hw);
+		if (err != -ENODEV)
+			return err;
+		if (!native) {
+			pr_err("backend=perf: perf has no hardware PMU here\n");
+			return err;
+		}
+	}
+	pr_info("no hardware PMU pmuctx can count on: software counters only\n");
 	return 0;
-#endif
 }
 
 static void pmuctx_remove_hw(void)

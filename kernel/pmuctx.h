@@ -23,6 +23,7 @@
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/jump_label.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
@@ -88,6 +89,20 @@ struct pmuctx_hw_desc {
 	/* Stop and restart the whole PMU of this CPU (IRQs off). */
 	void (*pause)(void);
 	void (*resume)(void);
+	/*
+	 * Backends whose counting belongs to tasks, not to contexts (the
+	 * perf-events fallback): bind gives instance @c its counting of
+	 * @task, the original at open (process context, the target's
+	 * exec_update_lock held) and a clone in its new task (@task is
+	 * current) before that first returns to user space; release lets
+	 * go of a bound instance's at its last put (any context).  A
+	 * context holding such counters never swaps: the counting would
+	 * stay with the task the context left.  Their time running is the
+	 * context's time less what the backend missed (@hw_missed), as
+	 * perf multiplexes them.
+	 */
+	int (*bind)(struct pmuctx_counter *c, struct task_struct *task);
+	void (*release)(struct pmuctx_counter *c);
 };
 
 #define PMUCTX_MAX_HW_SLOTS	32
@@ -103,6 +118,8 @@ struct pmuctx_sample_ring {
 };
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
+/* The backend's counting belongs to tasks (pmuctx_hw->bind): set at load. */
+DECLARE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
 
 /*
  * Context clocks: monotonic per-context quantities that advance while a task
@@ -557,6 +574,15 @@ struct pmuctx_counter {
 	};
 	u64 hw_count;		/* 64-bit virtual count, all time loaded */
 	u64 hw_prev;		/* raw hardware value at the last fold */
+	/*
+	 * Task-bound backends (pmuctx_hw->bind): the instance's binding, set
+	 * once (before publication, or under ctx->lock for a clone), and
+	 * the time perf kept its event off the PMU while enabled (perf's
+	 * multiplexing), folded with @hw_count: its time running is the
+	 * context's time less that.
+	 */
+	void *hw_binding;
+	u64 hw_missed;
 	u64 period_left;	/* events to the next overflow sample */
 
 	/* Self-read page of this instance (ctx->lock to update). */
@@ -623,7 +649,8 @@ static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
 static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 {
 	return !(c->pin_count | c->dead | c->nr_inherit_stat) &&
-	       (c->fork_kit || !pmuctx_kit_size(c));
+	       (c->fork_kit || !pmuctx_kit_size(c)) &&
+	       !(c->nr_hw && static_branch_unlikely(&pmuctx_hw_task_bound));
 }
 
 /*
@@ -1080,12 +1107,26 @@ long pmuctx_copy_sized(void *kbuf, size_t ksize, const void __user *ubuf,
 int pmuctx_dev_register(void);
 void pmuctx_dev_unregister(void);
 
+/*
+ * The native backends: probe takes the PMU (-EBUSY when the kernel's
+ * driver owns it), describe only reads what the PMU offers (counters,
+ * widths, events) for a backend that counts through the kernel's driver.
+ */
 #ifdef CONFIG_ARM64
 int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc);
+int pmuctx_pmuv3_describe(struct pmuctx_hw_desc *desc);
+int pmuctx_pmuv3_check_raw(const struct pmuctx_hw_desc *desc, u64 config);
 #endif
 #ifdef CONFIG_X86
 int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc);
+int pmuctx_perfmon_describe(struct pmuctx_hw_desc *desc);
+bool pmuctx_perfmon_reservable(void);
+int pmuctx_perfmon_check_raw(const struct pmuctx_hw_desc *desc, u64 config);
 #endif
+
+/* perf_fallback.c: hardware counters through the kernel's perf events. */
+int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc);
+void pmuctx_hw_bind_clones(struct pmuctx_context *ctx);
 
 #ifdef PMUCTX_PLANT
 int pmuctx_plant_bugs(void);

@@ -131,13 +131,21 @@ static __always_inline u64 pmuv3_start_value(int idx, u64 left)
 	return left ? (pmuv3_width_mask(idx) - left + 1) & pmuv3_width_mask(idx) : 0;
 }
 
-static bool pmuv3_event_supported(u32 event)
+static bool pmuv3_event_supported(const struct pmuctx_hw_desc *d, u32 event)
 {
 	if (event < 64)
-		return pmuv3_desc.hw_events[0] & BIT_ULL(event);
+		return d->hw_events[0] & BIT_ULL(event);
 	if (event >= EVENT_COMMON_EXT && event < EVENT_COMMON_EXT + 64)
-		return pmuv3_desc.hw_events[1] & BIT_ULL(event - EVENT_COMMON_EXT);
+		return d->hw_events[1] & BIT_ULL(event - EVENT_COMMON_EXT);
 	return false;
+}
+
+/* A raw event code of the PMU @d describes: malformed, missing, or 0. */
+int pmuctx_pmuv3_check_raw(const struct pmuctx_hw_desc *d, u64 config)
+{
+	if (config & ~(u64)PMEVTYPER_EVENT)
+		return -EINVAL;
+	return pmuv3_event_supported(d, config) ? 0 : -ENOENT;
 }
 
 static int pmuv3_event_init(struct pmuctx_counter *c)
@@ -152,7 +160,7 @@ static int pmuv3_event_init(struct pmuctx_counter *c)
 		event = attr->config;
 	if (event & ~(u64)PMEVTYPER_EVENT)
 		return -EINVAL;
-	if (!pmuv3_event_supported(event))
+	if (!pmuv3_event_supported(&pmuv3_desc, event))
 		return -ENOENT;
 	if (attr->sample_period > PMU_MAX_PERIOD)
 		return -EINVAL;
@@ -684,9 +692,6 @@ static void pmuv3_remove(void)
 
 static struct pmuctx_hw_desc pmuv3_desc = {
 	.name = "armv8-pmuv3",
-	.nr_fixed = 1,			/* PMCCNTR_EL0 */
-	.fixed_width = 64,
-	.general_width = 32,
 	.features = PMUCTX_FEAT_HARDWARE,
 	.remove = pmuv3_remove,
 	.event_init = pmuv3_event_init,
@@ -714,8 +719,8 @@ static int pmuv3_check_owner(struct device_node *np)
 	if (!pdev)
 		return 0;
 	if (pdev->dev.driver) {
-		pr_err("PMUv3 is owned by the kernel driver '%s'; boot with initcall_blacklist=armv8_pmu_driver_init to give it to pmuctx\n",
-		       pdev->dev.driver->name);
+		pr_info("PMUv3 is owned by the kernel driver '%s' (booting with initcall_blacklist=armv8_pmu_driver_init gives it to pmuctx)\n",
+			pdev->dev.driver->name);
 		err = -EBUSY;
 	}
 	put_device(&pdev->dev);
@@ -747,17 +752,41 @@ static int pmuv3_request_irq(struct device_node *np)
 	return 0;
 }
 
-int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
+/*
+ * What the PMU offers, read from its ID registers, which the kernel may
+ * read whoever owns the counters.  -ENODEV without a PMUv3.
+ */
+int pmuctx_pmuv3_describe(struct pmuctx_hw_desc *desc)
 {
 	u64 dfr0 = read_sysreg(id_aa64dfr0_el1);
 	u32 pmuver = (dfr0 >> PMUVER_SHIFT) & 0xf;
-	struct device_node *np;
 	u64 ceid0, ceid1;
-	int err = 0;
 
 	if (pmuver == PMUVER_NONE || pmuver == PMUVER_IMPDEF)
 		return -ENODEV;
+	ceid0 = read_sysreg(pmceid0_el0);
+	ceid1 = read_sysreg(pmceid1_el0);
+	desc->pmu_version = pmuver;
+	desc->nr_general = FIELD_GET(PMCR_N, read_sysreg(pmcr_el0));
+	desc->nr_fixed = 1;		/* PMCCNTR_EL0 */
+	desc->general_width = 32;
+	desc->fixed_width = 64;
+	/* PMCEIDn[31:0]: common events 0x00-0x3f; [63:32]: 0x4000-0x403f. */
+	desc->hw_events[0] = lower_32_bits(ceid0) |
+			     ((u64)lower_32_bits(ceid1) << 32);
+	desc->hw_events[1] = upper_32_bits(ceid0) |
+			     ((u64)upper_32_bits(ceid1) << 32);
+	return 0;
+}
 
+int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
+{
+	struct device_node *np;
+	int err;
+
+	err = pmuctx_pmuv3_describe(&pmuv3_desc);
+	if (err)
+		return err;
 	np = of_find_compatible_node(NULL, NULL, "arm,armv8-pmuv3");
 	if (np) {
 		err = pmuv3_check_owner(np);
@@ -768,15 +797,6 @@ int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
 			return err;
 	}
 
-	ceid0 = read_sysreg(pmceid0_el0);
-	ceid1 = read_sysreg(pmceid1_el0);
-	pmuv3_desc.pmu_version = pmuver;
-	pmuv3_desc.nr_general = FIELD_GET(PMCR_N, read_sysreg(pmcr_el0));
-	/* PMCEIDn[31:0]: common events 0x00-0x3f; [63:32]: 0x4000-0x403f. */
-	pmuv3_desc.hw_events[0] = lower_32_bits(ceid0) |
-				  ((u64)lower_32_bits(ceid1) << 32);
-	pmuv3_desc.hw_events[1] = upper_32_bits(ceid0) |
-				  ((u64)upper_32_bits(ceid1) << 32);
 	err = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "pmuctx/pmuv3:online",
 				pmuv3_cpu_online, pmuv3_cpu_offline);
 	if (err < 0)
@@ -790,7 +810,7 @@ int pmuctx_pmuv3_probe(const struct pmuctx_hw_desc **desc)
 	}
 
 	pr_info("PMUv3 version %u, %u event counters + cycle counter, overflow irq %d\n",
-		pmuver, pmuv3_desc.nr_general, pmuv3_irq);
+		pmuv3_desc.pmu_version, pmuv3_desc.nr_general, pmuv3_irq);
 	*desc = &pmuv3_desc;
 	return 0;
 

@@ -237,17 +237,26 @@ static __always_inline u64 perfmon_start_value(int slot, u64 left)
 	return left ? (perfmon_mask(slot) - left + 1) & perfmon_mask(slot) : 0;
 }
 
-static bool perfmon_event_supported(u64 event)
+static bool perfmon_event_supported(const struct pmuctx_hw_desc *d, u64 event)
 {
 	unsigned int i;
 
 	if (event == EV_FIXED_REF_CYCLES)
-		return perfmon_desc.nr_fixed > 2;
+		return d->nr_fixed > 2;
 	for (i = 0; i < ARRAY_SIZE(perfmon_arch_events); i++)
 		if (event == perfmon_arch_events[i])
-			return perfmon_desc.hw_events[0] & BIT_ULL(i);
+			return d->hw_events[0] & BIT_ULL(i);
 	/* Model-specific: the CPU takes any code (and may count nothing). */
 	return true;
+}
+
+/* A raw event code of the PMU @d describes: malformed, missing, or 0. */
+int pmuctx_perfmon_check_raw(const struct pmuctx_hw_desc *d, u64 config)
+{
+	/* EDGE, INV, CMASK, ANY and the rest are not offered. */
+	if (config & ~PERFMON_EVENT_MASK)
+		return -EINVAL;
+	return perfmon_event_supported(d, config) ? 0 : -ENOENT;
 }
 
 static int perfmon_event_init(struct pmuctx_counter *c)
@@ -263,7 +272,7 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 	/* EDGE, INV, CMASK, ANY and the rest are not offered. */
 	if (event & ~PERFMON_EVENT_MASK)
 		return -EINVAL;
-	if (!perfmon_event_supported(event))
+	if (!perfmon_event_supported(&perfmon_desc, event))
 		return -ENOENT;
 	if (attr->sample_period > PERFMON_MAX_PERIOD)
 		return -EINVAL;
@@ -870,15 +879,16 @@ static struct pmuctx_hw_desc perfmon_desc = {
 	.resume = perfmon_resume,
 };
 
-int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
+/*
+ * What the PMU offers, from CPUID 0AH, whoever owns the counters: -ENODEV
+ * without architectural perfmon v2 or with widths pmuctx cannot use.
+ */
+int pmuctx_perfmon_describe(struct pmuctx_hw_desc *d)
 {
 	union cpuid10_eax eax;
 	union cpuid10_ebx ebx;
 	union cpuid10_edx edx;
 	unsigned int unused, i, nevents;
-	unsigned long slots;
-	u64 caps;
-	int cpu, err;
 
 	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL ||
 	    boot_cpu_data.cpuid_level < 0xa)
@@ -887,21 +897,49 @@ int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
 	if (eax.split.version_id < 2 || eax.split.num_counters < 1)
 		return -ENODEV;
 
-	perfmon_desc.pmu_version = eax.split.version_id;
-	perfmon_desc.nr_general = min_t(u32, eax.split.num_counters,
-					PERFMON_MAX_GENERAL);
-	perfmon_desc.general_width = eax.split.bit_width;
-	perfmon_desc.nr_fixed = min_t(u32, edx.split.num_counters_fixed,
-				      PERFMON_MAX_FIXED);
-	perfmon_desc.fixed_width = perfmon_desc.nr_fixed ?
-				   edx.split.bit_width_fixed : 0;
-	if (perfmon_desc.general_width < 32 || perfmon_desc.general_width > 64 ||
-	    (perfmon_desc.nr_fixed && (perfmon_desc.fixed_width < 32 ||
-				       perfmon_desc.fixed_width > 64))) {
+	d->pmu_version = eax.split.version_id;
+	d->nr_general = min_t(u32, eax.split.num_counters, PERFMON_MAX_GENERAL);
+	d->general_width = eax.split.bit_width;
+	d->nr_fixed = min_t(u32, edx.split.num_counters_fixed, PERFMON_MAX_FIXED);
+	d->fixed_width = d->nr_fixed ? edx.split.bit_width_fixed : 0;
+	if (d->general_width < 32 || d->general_width > 64 ||
+	    (d->nr_fixed && (d->fixed_width < 32 || d->fixed_width > 64))) {
 		pr_warn("CPUID 0AH reports counter widths %u/%u: software counters only\n",
-			perfmon_desc.general_width, perfmon_desc.fixed_width);
+			d->general_width, d->fixed_width);
 		return -ENODEV;
 	}
+	/* EAX[31:24] bits of EBX are valid: a set one is a missing event. */
+	nevents = min_t(unsigned int, eax.split.mask_length,
+			ARRAY_SIZE(perfmon_arch_events));
+	d->hw_events[0] = 0;
+	for (i = 0; i < nevents; i++)
+		if (!(ebx.full & BIT(i)))
+			d->hw_events[0] |= BIT_ULL(i);
+	return 0;
+}
+
+/*
+ * Whether the kernel's counter reservation is free now: perf reserves
+ * every counter while it has a hardware event (the NMI watchdog keeps
+ * one for good), so the first counter tells.
+ */
+bool pmuctx_perfmon_reservable(void)
+{
+	if (!reserve_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0))
+		return false;
+	release_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0);
+	return true;
+}
+
+int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
+{
+	unsigned long slots;
+	u64 caps;
+	int cpu, err;
+
+	err = pmuctx_perfmon_describe(&perfmon_desc);
+	if (err)
+		return err;
 	perfmon_width_mask = GENMASK_ULL(perfmon_desc.general_width - 1, 0);
 	perfmon_fixed_width_mask = perfmon_desc.nr_fixed ?
 		GENMASK_ULL(perfmon_desc.fixed_width - 1, 0) : 0;
@@ -910,13 +948,6 @@ int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
 		slots |= GENMASK(PERFMON_FIXED_SLOT + perfmon_desc.nr_fixed - 1,
 				 PERFMON_FIXED_SLOT);
 	perfmon_all_global = perfmon_global_bits(slots);
-	/* EAX[31:24] bits of EBX are valid: a set one is a missing event. */
-	nevents = min_t(unsigned int, eax.split.mask_length,
-			ARRAY_SIZE(perfmon_arch_events));
-	perfmon_desc.hw_events[0] = 0;
-	for (i = 0; i < nevents; i++)
-		if (!(ebx.full & BIT(i)))
-			perfmon_desc.hw_events[0] |= BIT_ULL(i);
 	if (boot_cpu_has(X86_FEATURE_PDCM) &&
 	    !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps))
 		perfmon_full_width = caps & PERF_CAP_FULL_WIDTH;

@@ -120,8 +120,10 @@ static void cli_mark_implemented(struct cli *cli)
 		return;
 	hw_events[0] = info.hw_events[0];
 	hw_events[1] = info.hw_events[1];
+	/* The perf-events backend passes the native one's ID registers on. */
 	if ((info.features & PMUCTX_FEAT_HARDWARE) &&
-	    (!strncmp(info.backend, "armv8", 5) || !strncmp(info.backend, "intel-perfmon", 13)))
+	    (!strncmp(info.backend, "armv8", 5) || !strncmp(info.backend, "intel-perfmon", 13) ||
+	     ((info.features & PMUCTX_FEAT_PERF_EVENTS) && info.nr_general)))
 		pmuctx_evdb_set_implemented(cli->evdb, hw_events);
 }
 

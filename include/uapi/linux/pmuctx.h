@@ -21,6 +21,13 @@
 #define PMUCTX_FEAT_MULTIPLEX	(1ULL << 3)	/* more counters than the PMU has */
 #define PMUCTX_FEAT_ADDR_RANGE	(1ULL << 4)	/* PMUCTX_TYPE_RANGE counters */
 #define PMUCTX_FEAT_RANGE_SAMPLES (1ULL << 5)	/* ... with a sample_period */
+/*
+ * Hardware counters go through the kernel's own perf events (the fallback
+ * when the kernel's PMU driver owns the PMU): perf schedules and
+ * multiplexes them, contexts holding them never swap, and there are no
+ * self-reads (Documentation/design.rst, "The stock-kernel fallback").
+ */
+#define PMUCTX_FEAT_PERF_EVENTS	(1ULL << 6)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 

@@ -100,6 +100,14 @@ static inline bool have_hw_pmu(void)
 	return !pmu_info(&info) && (info.features & PMUCTX_FEAT_HARDWARE);
 }
 
+/* Hardware counters through the kernel's perf events: no self-reads. */
+static inline bool hw_perf_backed(void)
+{
+	struct pmuctx_info info;
+
+	return !pmu_info(&info) && (info.features & PMUCTX_FEAT_PERF_EVENTS);
+}
+
 /*
  * Fault in @pages fresh anonymous pages, one fault each: no transparent
  * huge page may map 512 of them at once.

@@ -334,6 +334,8 @@ TEST(fourteen_events_scale_within_one_percent)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	pin_to_cpu(0);
 	/* A steady loop of 100M user instructions: ~25 rotations. */
 	count_alone(_metadata, truth, 1, 50000000, 0);
@@ -424,6 +426,8 @@ TEST(phased_error_estimate_covers)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	pin_to_cpu(0);
 	phased_pass(_metadata, &covered, &judged, &all_modes);
 	if (coverage_needs_second_pass(_metadata, "phased", covered, judged))
@@ -596,6 +600,8 @@ TEST(forking_commands_covered)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	if (access("/bin/sh", X_OK) || mux_family_prepare())
 		SKIP(return, "no /bin/sh or /tmp");
 	pin_to_cpu(0);
@@ -620,6 +626,8 @@ TEST(phased_programs_1_to_20_ms_covered)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	if (mux_family_prepare())
 		SKIP(return, "no /tmp");
 	pin_to_cpu(0);
@@ -639,6 +647,8 @@ TEST(pinned_group_never_loses_time)
 
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	pin_to_cpu(0);
 	leader = open_event(&events[0], PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_PINNED, -1);
 	ASSERT_LE(0, leader);
@@ -703,6 +713,8 @@ TEST(pinned_and_group_limits)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	ASSERT_LT(0, ng);
 	/* ng pinned general counters fit (arm64 6, x86 8); one more never could. */
 	for (i = 0; i < ng; i++) {
@@ -760,6 +772,8 @@ TEST(inherited_multiplexed_ping_pong)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	instructions_event();
 	pin_to_cpu(0);
 	ASSERT_EQ(0, pipe(a));
@@ -850,6 +864,8 @@ TEST(self_read_page_follows_rotation)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	instructions_event();
 	pin_to_cpu(0);
 	for (i = 0; i < NR_EVENTS; i++) {
@@ -900,6 +916,8 @@ TEST(disabled_units_take_no_turn)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	ASSERT_LT(0, ng);
 	pin_to_cpu(0);
 	on[0] = open_event(&cyc, 0, -1);
@@ -1037,6 +1055,8 @@ TEST(rotation_races)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	instructions_event();
 	for (i = 0; i < NR_EVENTS; i++) {
 		rc.fd[i] = open_event(&events[i % (NR_EVENTS / 2)],
@@ -1121,6 +1141,8 @@ TEST(rotation_resumes_on_a_cpu_back_online)
 
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
+	if (perf_backed())
+		SKIP(return, "perf multiplexes the perf-events backend's counters (hw_test)");
 	if (nr_cpus() < 2 || geteuid() || access(online, W_OK))
 		SKIP(return, "needs root and a CPU 1 that can go offline");
 	instructions_event();

@@ -48,12 +48,31 @@ static __attribute__((unused)) void run_loop(unsigned long n)
 }
 #endif
 
-static inline bool have_pmu(void)
+static inline uint64_t pmu_features(void)
 {
 	struct pmuctx_info info = { .size = sizeof(info) };
 
-	return !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
-	       (info.features & PMUCTX_FEAT_HARDWARE);
+	return ioctl(pmuctx_dev(), PMUCTX_INFO, &info) ? 0 : info.features;
+}
+
+static inline bool have_pmu(void)
+{
+	return pmu_features() & PMUCTX_FEAT_HARDWARE;
+}
+
+/*
+ * Hardware counters through the kernel's perf events (the fallback when
+ * the kernel's driver owns the PMU): no overflow samples, no self-reads,
+ * no swaps of contexts that hold them.
+ */
+static inline bool perf_backed(void)
+{
+	return pmu_features() & PMUCTX_FEAT_PERF_EVENTS;
+}
+
+static inline bool have_overflow(void)
+{
+	return have_pmu() && (pmu_features() & PMUCTX_FEAT_OVERFLOW);
 }
 
 /* Exact counts need -icount and one vCPU: icount is global to all vCPUs. */
@@ -69,7 +88,7 @@ static inline bool exact(void)
 static inline bool have_self_read(void)
 {
 #if defined(__aarch64__) || defined(__x86_64__)
-	return true;
+	return !perf_backed();
 #else
 	return false;
 #endif

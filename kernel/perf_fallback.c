@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The stock-kernel fallback: hardware counters through the kernel's own perf
+ * events, for a machine whose PMU the kernel's driver owns (arm64 booted
+ * without initcall_blacklist=armv8_pmu_driver_init, x86 with the NMI
+ * watchdog or perf's hardware events holding the counter reservation, a
+ * PMU no native backend knows).  Everything above the backend (contexts,
+ * inheritance and its folds, groups, enable_on_exec, the ioctls) is the
+ * same; Documentation/design.rst ("The stock-kernel fallback") has the
+ * differences and why.
+ *
+ * Each instance of a hardware counter (the original, each clone) holds one
+ * counting kernel event bound to the task that holds the instance.  perf
+ * switches it with that task, multiplexes it with everybody's events and
+ * keeps its 64-bit count; the instance's clock (@hw_count) is that count
+ * as of its last fold, and the time perf kept the event waiting while its
+ * task ran (@hw_missed) comes off the instance's time running.
+ * The events belong to tasks, the instances to contexts, so a context
+ * holding them never swaps (pmuctx_ctx_swappable()).
+ *
+ * Folds read the event where it stands.  perf's sched_out runs before the
+ * preempt notifiers' and its sched_in before theirs, so at an unload the
+ * event is stopped and its count final for the slice; a fold while the
+ * task runs (a read, an enable, on the CPU the context is loaded on, IRQs
+ * off) has the event's PMU read its hardware counter first, as
+ * perf_event_read_local() (not exported) does: with IRQs off on the CPU
+ * the event is active on, perf changes nothing of it meanwhile.
+ *
+ * No overflow samples and no self-reads here (yet): a sample_period is
+ * EOPNOTSUPP, a mapping ENODEV.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/perf_event.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include "pmuctx.h"
+
+/*
+ * One instance's event.  Set once (before the original is published, or
+ * under ctx->lock for a clone, which gets it in its new task); released
+ * by a work, as releasing an event sleeps.  @missed_prev: the event's
+ * time enabled but not running at the instance's last fold (ctx->lock).
+ */
+struct pmuctx_perf_binding {
+	struct work_struct release_work;
+	struct perf_event *event;
+	u64 missed_prev;
+};
+
+static char perf_fb_name[PMUCTX_BACKEND_NAME_LEN] = "perf";
+static struct pmuctx_hw_desc perf_fb_desc;
+/* What the native backend's ID registers say, when it could read them. */
+static bool perf_fb_described;
+
+/*
+ * The event's time enabled but not running so far: its totals are as of
+ * its last change of state, and a waiting (INACTIVE) one has waited since
+ * then, on its perf context's clock: perf's clock plus the context's
+ * offset while the context is in, its frozen time while out (as
+ * perf_event_time_now() has it).  An active event's two times grow alike.
+ */
+static u64 perf_fb_missed(struct perf_event *ev)
+{
+	struct perf_event_context *pctx = ev->ctx;
+	u64 missed, now;
+
+	missed = READ_ONCE(ev->total_time_enabled) -
+		 READ_ONCE(ev->total_time_running);
+	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_INACTIVE) {
+		now = READ_ONCE(pctx->is_active) ?
+		      local_clock() + READ_ONCE(pctx->timeoffset) :
+		      READ_ONCE(pctx->time);
+		if (now > READ_ONCE(ev->tstamp))
+			missed += now - READ_ONCE(ev->tstamp);
+	}
+	return missed;
+}
+
+/* ctx->lock held (or the context claimed), IRQs off. */
+static void perf_fb_fold_one(struct pmuctx_counter *c)
+{
+	struct pmuctx_perf_binding *b = c->hw_binding;
+	struct perf_event *ev;
+	bool active_here;
+	u64 count, missed;
+
+	if (!b)
+		return;		/* a clone whose task has not bound it yet */
+	ev = b->event;
+	active_here = READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
+		      READ_ONCE(ev->oncpu) == smp_processor_id();
+	if (active_here)
+		ev->pmu->read(ev);
+	count = local64_read(&ev->count);
+	missed = perf_fb_missed(ev);
+	c->hw_count += count - c->hw_prev;
+	c->hw_prev = count;
+	/* A waiting event's estimate never runs ahead of its next total. */
+	if (missed > b->missed_prev) {
+		c->hw_missed += missed - b->missed_prev;
+		b->missed_prev = missed;
+	}
+}
+
+/* Every hardware instance of the context, in a slot or not. */
+static void perf_fb_fold(struct pmuctx_context *ctx)
+{
+	struct pmuctx_counter *c;
+
+	list_for_each_entry(c, &ctx->counters, ctx_entry)
+		if (pmuctx_counter_is_hw(c))
+			perf_fb_fold_one(c);
+}
+
+/* perf starts and stops the events with their tasks. */
+static void perf_fb_load(struct pmuctx_context *ctx)
+{
+}
+
+static void perf_fb_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
+			    bool on)
+{
+}
+
+static void perf_fb_nothing(void)
+{
+}
+
+/* Virtual slots: perf fits the events to its counters. */
+static int perf_fb_slot_pick(unsigned long used, const struct pmuctx_counter *c)
+{
+	unsigned long free = ~used & GENMASK(PMUCTX_MAX_HW_SLOTS - 1, 0);
+
+	return free ? __ffs(free) : -ENOSPC;
+}
+
+static int perf_fb_check_raw(u64 config)
+{
+	if (!perf_fb_described)
+		return 0;	/* perf's driver is the judge */
+#ifdef CONFIG_ARM64
+	return pmuctx_pmuv3_check_raw(&perf_fb_desc, config);
+#elif defined(CONFIG_X86)
+	return pmuctx_perfmon_check_raw(&perf_fb_desc, config);
+#else
+	return 0;
+#endif
+}
+
+static int perf_fb_event_init(struct pmuctx_counter *c)
+{
+	if (c->attr.sample_period)
+		return -EOPNOTSUPP;
+	if (c->attr.type == PMUCTX_TYPE_RAW)
+		return perf_fb_check_raw(c->attr.config);
+	return 0;
+}
+
+static void perf_fb_attr(const struct pmuctx_counter *c,
+			 struct perf_event_attr *pattr)
+{
+	memset(pattr, 0, sizeof(*pattr));
+	pattr->size = sizeof(*pattr);
+	if (c->attr.type == PMUCTX_TYPE_HARDWARE) {
+		pattr->type = PERF_TYPE_HARDWARE;
+		pattr->config = c->attr.config == PMUCTX_HW_CPU_CYCLES ?
+				PERF_COUNT_HW_CPU_CYCLES :
+				PERF_COUNT_HW_INSTRUCTIONS;
+	} else {
+		pattr->type = PERF_TYPE_RAW;
+		pattr->config = c->attr.config;
+	}
+	pattr->exclude_user = !!(c->attr.flags & PMUCTX_ATTR_EXCLUDE_USER);
+	pattr->exclude_kernel = !!(c->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL);
+	pattr->exclude_hv = 1;
+	/* perf's pinned: always on when its task runs, or in error. */
+	pattr->pinned = !!(c->attr.flags & PMUCTX_ATTR_PINNED);
+}
+
+static void perf_fb_release_work(struct work_struct *work)
+{
+	struct pmuctx_perf_binding *b =
+		container_of(work, struct pmuctx_perf_binding, release_work);
+
+	perf_event_release_kernel(b->event);
+	kfree(b);
+}
+
+/*
+ * A counting event of @c's on @task.  Process context.  perf out of
+ * counters for a pinned event never happens: ours are flexible, and
+ * multiplexed when they do not all fit.
+ */
+static struct pmuctx_perf_binding *perf_fb_binding(const struct pmuctx_counter *c,
+						   struct task_struct *task)
+{
+	struct pmuctx_perf_binding *b;
+	struct perf_event_attr pattr;
+	struct perf_event *ev;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return ERR_PTR(-ENOMEM);
+	INIT_WORK(&b->release_work, perf_fb_release_work);
+	perf_fb_attr(c, &pattr);
+	ev = perf_event_create_kernel_counter(&pattr, -1, task, NULL, NULL);
+	if (IS_ERR(ev)) {
+		kfree(b);
+		return ERR_CAST(ev);
+	}
+	b->event = ev;
+	return b;
+}
+
+/*
+ * An original at open, before it is published: its event counts from
+ * now, its count and time running from 0.  perf's own errors are the
+ * open's (ENOENT: an event perf's driver does not know).
+ */
+static int perf_fb_bind(struct pmuctx_counter *c, struct task_struct *task)
+{
+	struct pmuctx_perf_binding *b = perf_fb_binding(c, task);
+
+	if (IS_ERR(b))
+		return PTR_ERR(b);
+	c->hw_binding = b;
+	return 0;
+}
+
+/* The last put of a bound instance: any context. */
+static void perf_fb_release(struct pmuctx_counter *c)
+{
+	struct pmuctx_perf_binding *b = c->hw_binding;
+
+	c->hw_binding = NULL;
+	queue_work(pmuctx_wq, &b->release_work);
+}
+
+/*
+ * A clone of a hardware counter, in the new task on its way to user space
+ * (kernel/inherit.c): until now it counted nothing.  A clone that gets no
+ * event counts nothing, and says so in its family's inherit_failed.
+ */
+static void perf_fb_bind_clone(struct pmuctx_counter *clone)
+{
+	struct pmuctx_context *ctx = clone->ctx;
+	struct pmuctx_perf_binding *b;
+
+	b = perf_fb_binding(clone, current);
+	if (IS_ERR(b)) {
+		pr_warn_ratelimited("task %d: no perf event for an inherited counter (%ld): it counts nothing\n",
+				    task_pid_nr(current), PTR_ERR(b));
+		atomic64_inc(&clone->parent->fam->inherit_failed);
+		return;
+	}
+	pmuctx_ctx_lock_irq(ctx);
+	if (!clone->hw_binding && !list_empty(&clone->ctx_entry)) {
+		/* Its clock was 0, and the new event's count is. */
+		clone->hw_binding = b;
+		clone->hw_prev = 0;
+		b = NULL;
+	}
+	pmuctx_ctx_unlock_irq(ctx);
+	if (b)
+		perf_fb_release_work(&b->release_work);
+}
+
+/* Give every hardware clone of @ctx (current's) its event. */
+void pmuctx_hw_bind_clones(struct pmuctx_context *ctx)
+{
+	struct pmuctx_counter *c, *found;
+
+	if (!pmuctx_hw || pmuctx_hw->bind != perf_fb_bind ||
+	    !READ_ONCE(ctx->nr_hw))
+		return;
+	do {
+		found = NULL;
+		mutex_lock(&ctx->mutex);
+		list_for_each_entry(c, &ctx->counters, ctx_entry) {
+			if (pmuctx_counter_is_hw(c) && c->parent &&
+			    !c->hw_binding) {
+				found = c;
+				pmuctx_counter_get(found);
+				break;
+			}
+		}
+		mutex_unlock(&ctx->mutex);
+		if (found) {
+			perf_fb_bind_clone(found);
+			pmuctx_counter_put(found);
+		}
+	} while (found);
+}
+
+static struct pmuctx_hw_desc perf_fb_desc = {
+	.name = perf_fb_name,
+	.features = PMUCTX_FEAT_HARDWARE | PMUCTX_FEAT_MULTIPLEX |
+		    PMUCTX_FEAT_PERF_EVENTS,
+	.event_init = perf_fb_event_init,
+	.slot_pick = perf_fb_slot_pick,
+	.load = perf_fb_load,
+	.unload = perf_fb_fold,
+	.fold = perf_fb_fold,
+	.program = perf_fb_program,
+	.pause = perf_fb_nothing,
+	.resume = perf_fb_nothing,
+	.bind = perf_fb_bind,
+	.release = perf_fb_release,
+};
+
+static int perf_fb_describe(struct pmuctx_hw_desc *d)
+{
+#ifdef CONFIG_ARM64
+	return pmuctx_pmuv3_describe(d);
+#elif defined(CONFIG_X86)
+	return pmuctx_perfmon_describe(d);
+#else
+	return -ENODEV;
+#endif
+}
+
+/*
+ * perf has a hardware PMU when it accepts a CPU-bound instructions event
+ * (made disabled, and gone at once); -ENODEV when it has none.
+ */
+int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
+{
+	struct perf_event_attr pattr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(pattr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.disabled = 1,
+		.exclude_hv = 1,
+	};
+	struct perf_event *ev;
+	int err;
+
+	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
+					      NULL, NULL, NULL);
+	if (IS_ERR(ev)) {
+		err = PTR_ERR(ev);
+		return err == -ENOENT || err == -EOPNOTSUPP ? -ENODEV : err;
+	}
+	snprintf(perf_fb_name, sizeof(perf_fb_name), "perf:%s", ev->pmu->name);
+	perf_event_release_kernel(ev);
+	perf_fb_described = !perf_fb_describe(&perf_fb_desc);
+	static_branch_enable(&pmuctx_hw_task_bound);
+	pr_info("hardware counters through perf events on %s, %u general + %u fixed counters: no swaps, no self-reads, no samples\n",
+		perf_fb_name + 5, perf_fb_desc.nr_general, perf_fb_desc.nr_fixed);
+	*desc = &perf_fb_desc;
+	return 0;
+}
