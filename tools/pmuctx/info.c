@@ -25,6 +25,11 @@ static void print_ranges(const struct pmuctx_info *info)
 
 int cmd_info(struct cli *cli, int argc, char **argv)
 {
+#if defined(__aarch64__)
+	const char *native_how = "boot with initcall_blacklist=armv8_pmu_driver_init";
+#else
+	const char *native_how = "stop perf's hardware events and the NMI watchdog (nmi_watchdog=0)";
+#endif
 	struct pmuctx_info info;
 
 	(void)cli;
@@ -43,16 +48,26 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	       info.nr_general, info.general_width, info.nr_fixed, info.fixed_width);
 	if (info.pmu_version)
 		printf("PMU version:      %u\n", info.pmu_version);
-	printf("features:        %s%s%s%s%s\n",
+	printf("features:        %s%s%s%s%s%s\n",
 	       info.features & PMUCTX_FEAT_SOFTWARE ? " software" : "",
 	       info.features & PMUCTX_FEAT_HARDWARE ? " hardware" : "",
 	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "",
 	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "",
-	       info.features & PMUCTX_FEAT_ADDR_RANGE ? " address-range" : "");
-	/* a module from before multiplexing leaves the interval 0 */
-	if ((info.features & PMUCTX_FEAT_MULTIPLEX) && info.mux_interval_ms)
+	       info.features & PMUCTX_FEAT_ADDR_RANGE ? " address-range" : "",
+	       info.features & PMUCTX_FEAT_PERF_EVENTS ? " perf-events" : "");
+	if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
+		printf("perf events:      the kernel's PMU driver owns the PMU, so hardware counters\n"
+		       "                  go through its perf events: perf multiplexes them (time\n"
+		       "                  running is what perf gave them), contexts holding them never\n"
+		       "                  swap, and there are no overflow samples or self-reads.\n"
+		       "                  For pmuctx's own backend: %s,\n"
+		       "                  then reload pmuctx (backend=native to insist).\n",
+		       native_how);
+	} else if ((info.features & PMUCTX_FEAT_MULTIPLEX) && info.mux_interval_ms) {
+		/* a module from before multiplexing leaves the interval 0 */
 		printf("rotation:         every %u ms when a context has more counters than the PMU\n",
 		       info.mux_interval_ms);
+	}
 	if (info.hw_events[0] || info.hw_events[1])
 		printf("common events:    0x%016llx 0x%016llx\n",
 		       (unsigned long long)info.hw_events[0],

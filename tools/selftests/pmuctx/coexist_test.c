@@ -6,6 +6,9 @@
  * with EBUSY; the module always loads.  pmuctx takes them at its first
  * hardware counter and gives them back a second after its last one is
  * gone, clones included (Documentation/design.rst), with no reload.
+ * That is the native backend (backend=native); loaded with the default
+ * (auto) while perf holds the counters, pmuctx counts through perf's
+ * events instead (kernel/perf_fallback.c), beside perf's own.
  * Skips where pmuctx is loaded already or perf has no hardware PMU.
  */
 #include <errno.h>
@@ -143,7 +146,8 @@ TEST(perf_and_pmuctx_take_turns)
 	/* perf first: it holds the counters while its event lives. */
 	perf = perf_instructions();
 	ASSERT_LE(0, perf) TH_LOG("perf before pmuctx: %s", strerror(errno));
-	ASSERT_EQ(0, system("insmod " KO)) TH_LOG("the module must load beside perf");
+	ASSERT_EQ(0, system("insmod " KO " backend=native"))
+		TH_LOG("the module must load beside perf");
 	dev = dev_open();
 	ASSERT_LE(0, dev);
 	backend(dev, name, &features);
@@ -215,6 +219,56 @@ TEST(perf_and_pmuctx_take_turns)
 	EXPECT_LE(0, perf) TH_LOG("perf after pmuctx's unload: %s", strerror(errno));
 	if (perf >= 0)
 		close(perf);
+}
+
+/*
+ * The default backend (auto) is chosen at load: perf's, while perf holds
+ * the counters (the NMI watchdog does for good on most machines), and
+ * both count; pmuctx's own once they are free.  A bad name fails the load.
+ */
+TEST(auto_counts_through_perf_while_perf_holds_the_pmu)
+{
+	char name[PMUCTX_BACKEND_NAME_LEN];
+	uint64_t features, v = 0, pv = 0;
+	int perf, dev, fd;
+	struct stat st;
+
+	if (!stat("/dev/pmuctx", &st))
+		SKIP(return, "pmuctx is loaded: this test loads it itself");
+	if (stat("/sys/bus/event_source/devices/cpu", &st))
+		SKIP(return, "perf has no hardware PMU here");
+	if (stat(KO, &st))
+		SKIP(return, "no %s", KO);
+
+	EXPECT_NE(0, system("insmod " KO " backend=bogus 2>/dev/null"));
+	perf = perf_instructions();
+	ASSERT_LE(0, perf) TH_LOG("perf: %s", strerror(errno));
+	ASSERT_EQ(0, system("insmod " KO)) TH_LOG("auto must load beside perf");
+	dev = dev_open();
+	ASSERT_LE(0, dev);
+	backend(dev, name, &features);
+	EXPECT_STREQ("perf:cpu", name);
+	EXPECT_TRUE(features & PMUCTX_FEAT_PERF_EVENTS);
+	fd = pmuctx_instructions(dev);
+	ASSERT_LE(0, fd) TH_LOG("a hardware counter through perf: %s", strerror(-fd));
+	EXPECT_EQ((ssize_t)sizeof(v), read(fd, &v, sizeof(v)));
+	EXPECT_LT(0, v);
+	EXPECT_EQ((ssize_t)sizeof(pv), read(perf, &pv, sizeof(pv)));
+	EXPECT_LT(0, pv);
+	close(fd);
+	close(perf);
+	close(dev);
+	ASSERT_EQ(0, rmmod());
+
+	/* Nobody holds the counters now: auto takes pmuctx's own. */
+	ASSERT_EQ(0, system("insmod " KO));
+	dev = dev_open();
+	ASSERT_LE(0, dev);
+	backend(dev, name, &features);
+	EXPECT_STREQ("intel-perfmon", name);
+	EXPECT_FALSE(features & PMUCTX_FEAT_PERF_EVENTS);
+	close(dev);
+	ASSERT_EQ(0, rmmod());
 }
 
 TEST_HARNESS_MAIN

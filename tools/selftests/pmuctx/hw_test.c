@@ -374,7 +374,7 @@ TEST(self_read_matches_read)
 	if (!exact())
 		SKIP(return, "needs a PMU under -icount on one CPU");
 	if (!have_self_read())
-		SKIP(return, "no self-read on this architecture yet");
+		SKIP(return, "no self-reads on this architecture or backend");
 	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(NULL, mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED ? NULL : (void *)1);
@@ -407,7 +407,7 @@ TEST(inherited_child_self_reads_its_own_clone)
 	if (!exact())
 		SKIP(return, "needs a PMU under -icount on one CPU");
 	if (!have_self_read())
-		SKIP(return, "no self-read on this architecture yet");
+		SKIP(return, "no self-reads on this architecture or backend");
 	ASSERT_EQ(0, pipe(res));
 	/*
 	 * Equivalent swaps move contexts between the tasks of a family;
@@ -541,7 +541,7 @@ TEST(mapped_contexts_swap_and_self_reads_stay_per_task)
 	if (!exact())
 		SKIP(return, "needs a PMU under -icount on one CPU");
 	if (!have_self_read())
-		SKIP(return, "no self-read on this architecture yet");
+		SKIP(return, "no self-reads on this architecture or backend");
 	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
 	ASSERT_LE(0, fd);
 	mapped_ping_pong(_metadata, fd, fd);
@@ -562,7 +562,7 @@ TEST(mapped_swaps_find_pages_past_unmapped_counters)
 	if (!exact())
 		SKIP(return, "needs a PMU under -icount on one CPU");
 	if (!have_self_read())
-		SKIP(return, "no self-read on this architecture yet");
+		SKIP(return, "no self-reads on this architecture or backend");
 	fd[0] = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_INHERIT, 0, 0);
 	for (i = 1; i < 3; i++)
 		fd[i] = pmuctx_open_raw(INST_RETIRED,
