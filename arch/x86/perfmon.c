@@ -921,13 +921,15 @@ int pmuctx_perfmon_describe(struct pmuctx_hw_desc *d)
 /*
  * Whether the kernel's counter reservation is free now: perf reserves
  * every counter while it has a hardware event (the NMI watchdog keeps
- * one for good), so the first counter tells.
+ * one for good), so the first counter tells.  Its event select, as
+ * perfmon_take() finds: with full-width writes perf reserves the counter
+ * by its alias (IA32_A_PMC0), which the reservation does not track.
  */
 bool pmuctx_perfmon_reservable(void)
 {
-	if (!reserve_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0))
+	if (!reserve_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0))
 		return false;
-	release_perfctr_nmi(MSR_ARCH_PERFMON_PERFCTR0);
+	release_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0);
 	return true;
 }
 

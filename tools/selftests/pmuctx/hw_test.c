@@ -110,10 +110,15 @@ TEST(enable_on_exec_counts_only_the_new_image)
 	EXPECT_EQ(short_spin, long_spin);
 }
 
+/*
+ * Kernel-only counts the ioctls around the loop, not the loop; but an
+ * interrupt in the window counts too, with its softirq work (the debug
+ * kernels' once read 557,888 right after boot): the least of three tries.
+ */
 TEST(kernel_and_user_filters)
 {
-	uint64_t u, k;
-	int fu, fk;
+	uint64_t u, k = UINT64_MAX, ki;
+	int fu, fk, i;
 
 	if (!exact())
 		SKIP(return, "needs a PMU under -icount on one CPU");
@@ -122,7 +127,12 @@ TEST(kernel_and_user_filters)
 	ASSERT_LE(0, fu);
 	ASSERT_LE(0, fk);
 	u = count_loop(fu, 100000);
-	k = count_loop(fk, 100000);
+	for (i = 0; i < 3; i++) {
+		ki = count_loop(fk, 100000);
+		TH_LOG("user %llu, kernel %llu", (unsigned long long)u, (unsigned long long)ki);
+		if (ki < k)
+			k = ki;
+	}
 	EXPECT_LE(200000, u);
 	EXPECT_GT(200000, k) TH_LOG("kernel-only counted the user loop: %llu", (unsigned long long)k);
 	EXPECT_LT(0, k);
