@@ -170,6 +170,8 @@ static bool excluded[NR_CLASSES];
 static struct timespec t_start;
 static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
+/* Hardware counters sample (PMUCTX_FEAT_OVERFLOW) and map (not PERF_EVENTS). */
+static bool pmu_samples, self_reads;
 static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
 static bool range_samples;		/* PMUCTX_FEAT_RANGE_SAMPLES */
 static unsigned int info_range_data_nr;	/* data watchpoints */
@@ -889,6 +891,9 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 		}
 		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel && !priv)
 			need(e, EPERM);
+		/* The perf-events backend: no overflow samples. */
+		if (a->sample_period && !pmu_samples)
+			need(e, EOPNOTSUPP);
 		/* raw above 16 bits, period above 2^31 */
 		allow(e, EINVAL);
 		allow(e, ENOENT);
@@ -1845,6 +1850,8 @@ static void op_mmap(struct stream *s)
 		if (sn.kind == SK_COUNTER && snap_stable(s, &sn)) {
 			if (sn.attr.type == PMUCTX_TYPE_SOFTWARE)
 				viol(s, "%s: mapped a software counter", what);
+			if (!self_reads)
+				viol(s, "%s: mapped a counter of the perf-events backend", what);
 			if ((len + 4095) / 4096 != 1 || off)
 				viol(s, "%s: mapped with a bad length or offset", what);
 			if (prot & PROT_WRITE)
@@ -1875,7 +1882,7 @@ static void op_mmap(struct stream *s)
 	allow(&e, ESRCH);
 	allow(&e, EACCES);	/* VFS: PROT_EXEC, noexec */
 	if ((len + 4095) / 4096 == 1 && off == 0 && !(prot & PROT_WRITE) && !(prot & PROT_EXEC) &&
-	    sn.attr.type == PMUCTX_TYPE_SOFTWARE) {
+	    (sn.attr.type == PMUCTX_TYPE_SOFTWARE || !self_reads)) {
 		expect_init(&e);
 		need(&e, ENODEV);
 	}
@@ -2380,7 +2387,7 @@ static void spin_selfmap(struct spinner *sp)
 	if (fd < 0)
 		return;
 	/* Self-read pages are arm64's (uapi.rst): elsewhere open and close. */
-	p = ARM64 ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) : NULL;
+	p = ARM64 && self_reads ? mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) : NULL;
 	err = errno;
 	if (!p) {
 		storm_touch();
@@ -2915,7 +2922,7 @@ static uint64_t storm_period(struct stream *s, bool nonzero, bool range)
 {
 	uint64_t p = storm_periods[nonzero ? 1 + below(s, 7) : below(s, 8)];
 
-	if ((range && !range_samples) || excluded[CL_SAMPLING])
+	if ((range ? !range_samples : !pmu_samples) || excluded[CL_SAMPLING])
 		return 0;
 	if (excluded[CL_TINY_PERIOD] && p && p < 1000)
 		p = 1000;
@@ -3808,6 +3815,8 @@ static int probe(struct pmuctx_info *info)
 	if (dev < 0 || ioctl(dev, PMUCTX_INFO, info))
 		return -1;
 	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
+	pmu_samples = have_hw && (info->features & PMUCTX_FEAT_OVERFLOW);
+	self_reads = have_hw && !(info->features & PMUCTX_FEAT_PERF_EVENTS);
 	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
 		range_kinds = info->range_kinds;
 	range_samples = info->features & PMUCTX_FEAT_RANGE_SAMPLES;
