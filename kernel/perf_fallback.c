@@ -26,11 +26,17 @@
  * perf_event_read_local() (not exported) does: with IRQs off on the CPU
  * the event is active on, perf changes nothing of it meanwhile.
  *
- * No overflow samples and no self-reads here (yet): a sample_period is
- * EOPNOTSUPP, a mapping ENODEV.
+ * Samples: a sampling instance's event samples at the counter's period,
+ * and its overflow handler (in NMI on x86, in the PMU interrupt on arm64)
+ * only queues this CPU's irq_work, which folds the context loaded here;
+ * the periods are counted by the folds, from the counts (perf's phase is
+ * not the counter's: its event counts while the counter is disabled).
+ * No self-reads: a mapping is ENODEV.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/irq_work.h>
+#include <linux/math64.h>
 #include <linux/perf_event.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -47,6 +53,17 @@ struct pmuctx_perf_binding {
 	struct perf_event *event;
 	u64 missed_prev;
 };
+
+/*
+ * The shortest period perf's events interrupt at for a sampling counter.
+ * perf throttles an event past perf_event_max_sample_rate (100,000/s, a
+ * jiffy's share of it per tick, lowered when its interrupts take long)
+ * by stopping it, counts included.  2^20 events are ~1,000 interrupts a
+ * second at 1 GHz: 4 a 4 ms tick, under every rate perf lowers to in
+ * practice.  Shorter periods are counted exactly all the same; their
+ * samples come at most once a wake, each with every period it ended.
+ */
+#define PERF_FB_MIN_WAKE	(1ULL << 20)
 
 static char perf_fb_name[PMUCTX_BACKEND_NAME_LEN] = "perf";
 static struct pmuctx_hw_desc perf_fb_desc;
@@ -77,6 +94,26 @@ static u64 perf_fb_missed(struct perf_event *ev)
 	return missed;
 }
 
+/*
+ * @delta events of a sampling instance while it counted: the periods
+ * that ended in them, as the native backends count them.  The sample is
+ * the task's user registers (overflow.c): a fold runs in the task, or in
+ * the irq_work right after the overflow's interrupt.
+ */
+static noinline void perf_fb_periods(struct pmuctx_counter *c, u64 delta)
+{
+	u64 period = c->attr.sample_period, n;
+
+	if (delta < c->period_left) {
+		c->period_left -= delta;
+		return;
+	}
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	c->period_left = period - (delta - (n - 1) * period);
+	pmuctx_counter_overflowed(c, NULL, n);
+}
+
 /* ctx->lock held (or the context claimed), IRQs off. */
 static void perf_fb_fold_one(struct pmuctx_counter *c)
 {
@@ -94,6 +131,9 @@ static void perf_fb_fold_one(struct pmuctx_counter *c)
 		ev->pmu->read(ev);
 	count = local64_read(&ev->count);
 	missed = perf_fb_missed(ev);
+	/* Folds come before every change of counting: one state a delta. */
+	if (unlikely(c->attr.sample_period) && pmuctx_counter_counting(c))
+		perf_fb_periods(c, count - c->hw_prev);
 	c->hw_count += count - c->hw_prev;
 	c->hw_prev = count;
 	/* A waiting event's estimate never runs ahead of its next total. */
@@ -150,7 +190,8 @@ static int perf_fb_check_raw(u64 config)
 
 static int perf_fb_event_init(struct pmuctx_counter *c)
 {
-	if (c->attr.sample_period)
+	if (c->attr.sample_period &&
+	    !(perf_fb_desc.features & PMUCTX_FEAT_OVERFLOW))
 		return -EOPNOTSUPP;
 	if (c->attr.type == PMUCTX_TYPE_RAW)
 		return perf_fb_check_raw(c->attr.config);
@@ -176,6 +217,41 @@ static void perf_fb_attr(const struct pmuctx_counter *c,
 	pattr->exclude_hv = 1;
 	/* perf's pinned: always on when its task runs, or in error. */
 	pattr->pinned = !!(c->attr.flags & PMUCTX_ATTR_PINNED);
+	/*
+	 * perf's interrupt only wakes a fold, which counts the periods:
+	 * never more often than every PERF_FB_MIN_WAKE events, as perf
+	 * stops an event it throttles, and its count with it.
+	 */
+	if (c->attr.sample_period)
+		pattr->sample_period = max_t(u64, c->attr.sample_period,
+					     PERF_FB_MIN_WAKE);
+}
+
+/*
+ * Per CPU: the fold an overflow asks for.  Queued from perf's overflow
+ * handler, which may be an NMI and so takes no lock; run in hard IRQ
+ * context on the same CPU, where the context loaded here (the task's:
+ * these contexts never swap) is folded under its lock, as the native x86
+ * backend's irq_work does.
+ */
+static DEFINE_PER_CPU(struct irq_work, perf_fb_work);
+
+static void perf_fb_overflow(struct perf_event *ev, struct perf_sample_data *data,
+			     struct pt_regs *regs)
+{
+	irq_work_queue(this_cpu_ptr(&perf_fb_work));
+}
+
+static void perf_fb_overflow_work(struct irq_work *work)
+{
+	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
+
+	if (!ctx)
+		return;
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu == smp_processor_id())
+		perf_fb_fold(ctx);
+	pmuctx_ctx_unlock(ctx);
 }
 
 static void perf_fb_release_work(struct work_struct *work)
@@ -204,7 +280,9 @@ static struct pmuctx_perf_binding *perf_fb_binding(const struct pmuctx_counter *
 		return ERR_PTR(-ENOMEM);
 	INIT_WORK(&b->release_work, perf_fb_release_work);
 	perf_fb_attr(c, &pattr);
-	ev = perf_event_create_kernel_counter(&pattr, -1, task, NULL, NULL);
+	ev = perf_event_create_kernel_counter(&pattr, -1, task,
+					      pattr.sample_period ? perf_fb_overflow : NULL,
+					      NULL);
 	if (IS_ERR(ev)) {
 		kfree(b);
 		return ERR_CAST(ev);
@@ -293,10 +371,24 @@ void pmuctx_hw_bind_clones(struct pmuctx_context *ctx)
 	} while (found);
 }
 
+/*
+ * At unload every event is gone (the release works ran when the module's
+ * work queue was destroyed), so no overflow handler runs again; the
+ * last works it queued are waited for.
+ */
+static void perf_fb_remove(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(per_cpu_ptr(&perf_fb_work, cpu));
+}
+
 static struct pmuctx_hw_desc perf_fb_desc = {
 	.name = perf_fb_name,
 	.features = PMUCTX_FEAT_HARDWARE | PMUCTX_FEAT_MULTIPLEX |
 		    PMUCTX_FEAT_PERF_EVENTS,
+	.remove = perf_fb_remove,
 	.event_init = perf_fb_event_init,
 	.slot_pick = perf_fb_slot_pick,
 	.load = perf_fb_load,
@@ -333,8 +425,9 @@ int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 		.disabled = 1,
 		.exclude_hv = 1,
 	};
+	struct irq_work *work;
 	struct perf_event *ev;
-	int err;
+	int err, cpu;
 
 	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
 					      NULL, NULL, NULL);
@@ -344,10 +437,24 @@ int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 	}
 	snprintf(perf_fb_name, sizeof(perf_fb_name), "perf:%s", ev->pmu->name);
 	perf_event_release_kernel(ev);
+	for_each_possible_cpu(cpu) {
+		work = per_cpu_ptr(&perf_fb_work, cpu);
+		*work = IRQ_WORK_INIT_HARD(perf_fb_overflow_work);
+	}
+	/* Samples need the PMU's interrupt: perf refuses a period without. */
+	pattr.sample_period = 1ULL << 40;
+	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
+					      NULL, perf_fb_overflow, NULL);
+	if (!IS_ERR(ev)) {
+		perf_fb_desc.features |= PMUCTX_FEAT_OVERFLOW;
+		perf_event_release_kernel(ev);
+	}
+
 	perf_fb_described = !perf_fb_describe(&perf_fb_desc);
 	static_branch_enable(&pmuctx_hw_task_bound);
-	pr_info("hardware counters through perf events on %s, %u general + %u fixed counters: no swaps, no self-reads, no samples\n",
-		perf_fb_name + 5, perf_fb_desc.nr_general, perf_fb_desc.nr_fixed);
+	pr_info("hardware counters through perf events on %s, %u general + %u fixed counters: no swaps, no self-reads%s\n",
+		perf_fb_name + 5, perf_fb_desc.nr_general, perf_fb_desc.nr_fixed,
+		perf_fb_desc.features & PMUCTX_FEAT_OVERFLOW ? "" : ", no samples");
 	*desc = &perf_fb_desc;
 	return 0;
 }

@@ -59,7 +59,7 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 		printf("perf events:      the kernel's PMU driver owns the PMU, so hardware counters\n"
 		       "                  go through its perf events: perf multiplexes them (time\n"
 		       "                  running is what perf gave them), contexts holding them never\n"
-		       "                  swap, and there are no overflow samples or self-reads.\n"
+		       "                  swap, and there are no self-reads.\n"
 		       "                  For pmuctx's own backend: %s,\n"
 		       "                  then reload pmuctx (backend=native to insist).\n",
 		       native_how);
