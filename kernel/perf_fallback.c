@@ -63,7 +63,7 @@ struct pmuctx_perf_binding {
  * practice.  Shorter periods are counted exactly all the same; their
  * samples come at most once a wake, each with every period it ended.
  */
-#define PERF_FB_MIN_WAKE	(1ULL << 20)
+#define PERF_FB_MIN_WAKE	BIT_ULL(20)
 
 static char perf_fb_name[PMUCTX_BACKEND_NAME_LEN] = "perf";
 static struct pmuctx_hw_desc perf_fb_desc;
