@@ -102,16 +102,7 @@ static u64 perf_fb_missed(struct perf_event *ev)
  */
 static noinline void perf_fb_periods(struct pmuctx_counter *c, u64 delta)
 {
-	u64 period = c->attr.sample_period, n;
-
-	if (delta < c->period_left) {
-		c->period_left -= delta;
-		return;
-	}
-	delta -= c->period_left;
-	n = 1 + div64_u64(delta, period);
-	c->period_left = period - (delta - (n - 1) * period);
-	pmuctx_counter_overflowed(c, NULL, n);
+	pmuctx_counter_overflowed(c, NULL, pmuctx_periods_ended(c, delta));
 }
 
 /* ctx->lock held (or the context claimed), IRQs off. */

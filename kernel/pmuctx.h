@@ -24,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/jump_label.h>
+#include <linux/math64.h>
 #include <linux/spinlock.h>
 #include <linux/task_work.h>
 #include <linux/types.h>
@@ -604,6 +605,26 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 {
 	return c->enabled && !c->mux_off;
+}
+
+/*
+ * A sampling counter counted @delta more events (ctx->lock held): the
+ * periods that ended in them, @period_left left of the next.  Every
+ * backend's fold counts them so, from counts, never from interrupts.
+ */
+static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
+						u64 delta)
+{
+	u64 period = c->attr.sample_period, n;
+
+	if (delta < c->period_left) {
+		c->period_left -= delta;
+		return 0;
+	}
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	c->period_left = period - (delta - (n - 1) * period);
+	return n;
 }
 
 /*

@@ -227,18 +227,14 @@ static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
 					struct pt_regs *regs, u64 arm_floor,
 					u64 delta)
 {
-	u64 period = c->attr.sample_period, n;
+	u64 n;
 
 	if (!regs && current->mm)
 		regs = task_pt_regs(current);
 
-	if (delta < c->period_left) {
-		c->period_left -= delta;
+	n = pmuctx_periods_ended(c, delta);
+	if (!n)
 		return;
-	}
-	delta -= c->period_left;
-	n = 1 + div64_u64(delta, period);
-	c->period_left = period - (delta - (n - 1) * period);
 	/* Armed further ahead when throttled: @period_left stays exact. */
 	c->hw_prev = pmuv3_start_value(c->hw_idx,
 				       min(max(c->period_left, arm_floor),

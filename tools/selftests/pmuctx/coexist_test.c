@@ -114,6 +114,20 @@ static int perf_instructions_within(unsigned int ms, uint64_t *waited)
 	}
 }
 
+/* Why the tests cannot load the module beside perf here, or NULL. */
+static const char *cannot_load_here(void)
+{
+	struct stat st;
+
+	if (!stat("/dev/pmuctx", &st))
+		return "pmuctx is loaded: this test loads it itself";
+	if (stat("/sys/bus/event_source/devices/cpu", &st))
+		return "perf has no hardware PMU here";
+	if (stat(KO, &st))
+		return "no " KO;
+	return NULL;
+}
+
 static int rmmod(void)
 {
 	int i;
@@ -132,16 +146,13 @@ TEST(perf_and_pmuctx_take_turns)
 	char name[PMUCTX_BACKEND_NAME_LEN];
 	uint64_t features, v = 0, waited = 0;
 	int perf, dev, fd, fd2, go[2], status;
-	struct stat st;
+	const char *why;
 	pid_t kid;
 	char c;
 
-	if (!stat("/dev/pmuctx", &st))
-		SKIP(return, "pmuctx is loaded: this test loads it itself");
-	if (stat("/sys/bus/event_source/devices/cpu", &st))
-		SKIP(return, "perf has no hardware PMU here");
-	if (stat(KO, &st))
-		SKIP(return, "no %s", KO);
+	why = cannot_load_here();
+	if (why)
+		SKIP(return, "%s", why);
 
 	/* perf first: it holds the counters while its event lives. */
 	perf = perf_instructions();
@@ -231,14 +242,11 @@ TEST(auto_counts_through_perf_while_perf_holds_the_pmu)
 	char name[PMUCTX_BACKEND_NAME_LEN];
 	uint64_t features, v = 0, pv = 0;
 	int perf, dev, fd;
-	struct stat st;
+	const char *why;
 
-	if (!stat("/dev/pmuctx", &st))
-		SKIP(return, "pmuctx is loaded: this test loads it itself");
-	if (stat("/sys/bus/event_source/devices/cpu", &st))
-		SKIP(return, "perf has no hardware PMU here");
-	if (stat(KO, &st))
-		SKIP(return, "no %s", KO);
+	why = cannot_load_here();
+	if (why)
+		SKIP(return, "%s", why);
 
 	EXPECT_NE(0, system("insmod " KO " backend=bogus 2>/dev/null"));
 	perf = perf_instructions();
