@@ -208,16 +208,20 @@ static __always_inline u64 pmuctx_counter_run_clock(const struct pmuctx_counter 
 }
 
 /*
- * Time run since @run_snap.  Never negative: the time perf missed comes in
- * at folds, and can come in ahead of the context's clock by what the two
- * clocks differ.
+ * Time run since @run_snap.  The run clock of a task-bound backend's
+ * counter is the context's time less perf's missed time, which can be
+ * "negative" (it wraps: an event perf made wait from its creation has
+ * missed more than the context, which starts at the task's first switch,
+ * has run), so only differences of it mean anything, taken as signed.
+ * Never negative: the time missed comes in at folds, and can come in
+ * ahead of the context's clock by what the two clocks differ.
  */
 static __always_inline u64 pmuctx_counter_ran(const struct pmuctx_counter *c,
 					      const u64 *clk)
 {
-	u64 now = pmuctx_counter_run_clock(c, clk);
+	s64 ran = pmuctx_counter_run_clock(c, clk) - c->run_snap;
 
-	return now > c->run_snap ? now - c->run_snap : 0;
+	return ran > 0 ? ran : 0;
 }
 
 /* ctx->lock held (or the context claimed); @clk from pmuctx_ctx_clocks_now(). */
