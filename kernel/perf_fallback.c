@@ -404,15 +404,16 @@ static int perf_fb_describe(struct pmuctx_hw_desc *d)
 }
 
 /*
- * perf has a hardware PMU when it accepts a CPU-bound instructions event
- * (made disabled, and gone at once); -ENODEV when it has none.
+ * perf has a hardware PMU when it accepts a CPU-bound cycles event (made
+ * disabled, and gone at once; every PMU counts cycles, where QEMU's arm64
+ * PMU counts instructions only under -icount); -ENODEV when it has none.
  */
 int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 {
 	struct perf_event_attr pattr = {
 		.type = PERF_TYPE_HARDWARE,
 		.size = sizeof(pattr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.disabled = 1,
 		.exclude_hv = 1,
 	};
