@@ -821,7 +821,12 @@ TEST(perf_multiplexes_more_counters_than_the_pmu_has)
  * not fit wait from their creation, longer than the child's context had
  * run: that time running underflowed to 0 for the last two of eight on
  * arm64 (pmuctx stat showed them <not counted>).  Every counter must run,
- * and all estimate the same loop alike.
+ * and run the time it says: counting both modes under icount, a task
+ * retires one instruction a nanosecond it runs, so each count is its time
+ * running, to within what the two clocks' readings at each switch differ
+ * (measured well under 1%; 5% allowed).  Counting user mode alone, the
+ * exec's kernel-heavy start made estimates differ by 29% on the lockdep
+ * kernel: a workload's phases, not the times.
  */
 TEST(perf_multiplexes_counters_of_an_exec)
 {
@@ -831,13 +836,11 @@ TEST(perf_multiplexes_counters_of_an_exec)
 		.size = sizeof(a),
 		.type = PMUCTX_TYPE_RAW,
 		.config = INST_RETIRED,
-		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED |
-			 PMUCTX_ATTR_ENABLE_ON_EXEC,
+		.flags = PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC,
 		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
 			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
 	};
 	int fd[32], go[2], n, i, status;
-	double est[32], lo = 0, hi = 0;
 	pid_t pid;
 	char c;
 
@@ -870,14 +873,10 @@ TEST(perf_multiplexes_counters_of_an_exec)
 		       (unsigned long long)r[i].enabled);
 		EXPECT_LT(0, r[i].running);
 		EXPECT_GE(r[i].enabled, r[i].running);
-		est[i] = r[i].running ? (double)r[i].value * r[i].enabled / r[i].running : 0;
-		if (!i || est[i] < lo)
-			lo = est[i];
-		if (!i || est[i] > hi)
-			hi = est[i];
+		EXPECT_GT(r[i].running / 20, llabs((long long)(r[i].value - r[i].running)))
+			TH_LOG("counter %d: %llu instructions in %llu ns running", i,
+			       (unsigned long long)r[i].value, (unsigned long long)r[i].running);
 	}
-	/* The same loop: perf's rotation, a dozen turns, bounds them (above). */
-	EXPECT_GT(0.15 * hi, hi - lo) TH_LOG("estimates from %.0f to %.0f", lo, hi);
 	close(go[0]);
 	close(go[1]);
 }
