@@ -822,11 +822,15 @@ TEST(perf_multiplexes_more_counters_than_the_pmu_has)
  * run: that time running underflowed to 0 for the last two of eight on
  * arm64 (pmuctx stat showed them <not counted>).  Every counter must run,
  * and run the time it says: counting both modes under icount, a task
- * retires one instruction a nanosecond it runs, so each count is its time
- * running, to within what the two clocks' readings at each switch differ
- * (measured well under 1%; 5% allowed).  Counting user mode alone, the
- * exec's kernel-heavy start made estimates differ by 29% on the lockdep
- * kernel: a workload's phases, not the times.
+ * retires one instruction a nanosecond it runs, so a count is never more
+ * than its time running (2% allowed for the two clocks' readings at each
+ * switch), and less only by the instructions perf runs with the PMU
+ * stopped inside its own switch and interrupt code: measured 1% on
+ * Debian's kernel, 11% on the lockdep one; 25% allowed.  A time running
+ * that claimed the counter's whole time enabled (60% shared here) fails
+ * that; the one that underflowed to 0 fails the first.  Counting user
+ * mode alone, the exec's kernel-heavy start made estimates differ by 29%
+ * on the lockdep kernel: a workload's phases, not the times.
  */
 TEST(perf_multiplexes_counters_of_an_exec)
 {
@@ -873,9 +877,8 @@ TEST(perf_multiplexes_counters_of_an_exec)
 		       (unsigned long long)r[i].enabled);
 		EXPECT_LT(0, r[i].running);
 		EXPECT_GE(r[i].enabled, r[i].running);
-		EXPECT_GT(r[i].running / 20, llabs((long long)(r[i].value - r[i].running)))
-			TH_LOG("counter %d: %llu instructions in %llu ns running", i,
-			       (unsigned long long)r[i].value, (unsigned long long)r[i].running);
+		EXPECT_GE(r[i].running + r[i].running / 50, r[i].value);
+		EXPECT_LE(r[i].running - r[i].running / 4, r[i].value);
 	}
 	close(go[0]);
 	close(go[1]);
