@@ -157,10 +157,15 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 }
 
 /*
- * In the new task, before it first returns to user space: retire the
- * clones whose original was closed while its fork was publishing them.
+ * Hand each counter of @ctx that @needs something to @handle, one at a
+ * time: ctx->mutex is held only to find the next (the list changes while
+ * @handle sleeps), the counter referenced while it is handled.  @handle
+ * must leave it no longer in need, or out of the context, or the walk
+ * never ends.  Process context, the kit work of @ctx's holder.
  */
-static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
+void pmuctx_ctx_handle_each(struct pmuctx_context *ctx,
+			    bool (*needs)(const struct pmuctx_counter *c),
+			    void (*handle)(struct pmuctx_counter *c))
 {
 	struct pmuctx_counter *c, *found;
 
@@ -168,8 +173,7 @@ static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
 		found = NULL;
 		mutex_lock(&ctx->mutex);
 		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			if (c->parent && READ_ONCE(c->parent->fam->closing) &&
-			    list_empty(&c->child_entry)) {
+			if (needs(c)) {
 				found = c;
 				pmuctx_counter_get(found);
 				break;
@@ -177,11 +181,32 @@ static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
 		}
 		mutex_unlock(&ctx->mutex);
 		if (found) {
-			if (pmuctx_ctx_remove_counter(found))
-				pmuctx_counter_put(found);	/* the context's */
+			handle(found);
 			pmuctx_counter_put(found);
 		}
 	} while (found);
+}
+
+/* A clone whose original was closed while its fork was publishing it. */
+static bool pmuctx_clone_orphaned(const struct pmuctx_counter *c)
+{
+	return c->parent && READ_ONCE(c->parent->fam->closing) &&
+	       list_empty(&c->child_entry);
+}
+
+static void pmuctx_clone_retire(struct pmuctx_counter *c)
+{
+	if (pmuctx_ctx_remove_counter(c))
+		pmuctx_counter_put(c);	/* the context's */
+}
+
+/*
+ * In the new task, before it first returns to user space: retire the
+ * clones whose original was closed while its fork was publishing them.
+ */
+static void pmuctx_sweep_closed(struct pmuctx_context *ctx)
+{
+	pmuctx_ctx_handle_each(ctx, pmuctx_clone_orphaned, pmuctx_clone_retire);
 }
 
 /* Runs in the task on its way to user space: see pmuctx_kit_queue(). */

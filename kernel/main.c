@@ -27,15 +27,12 @@ static int __init pmuctx_probe_native(bool try_perf)
 #ifdef CONFIG_ARM64
 	return pmuctx_pmuv3_probe(&pmuctx_hw);
 #elif defined(CONFIG_X86)
-	struct pmuctx_hw_desc probe = {};
-
 	/*
 	 * Taken at the first hardware counter, not now; but a reservation
 	 * held at load (the NMI watchdog's, perf's events) is held for good
 	 * as a rule, so auto counts through perf then.
 	 */
-	if (try_perf && !pmuctx_perfmon_describe(&probe) &&
-	    !pmuctx_perfmon_reservable())
+	if (try_perf && !pmuctx_perfmon_reservable())
 		return -EBUSY;
 	return pmuctx_perfmon_probe(&pmuctx_hw);
 #else

@@ -255,9 +255,9 @@ static void perf_fb_release_work(struct work_struct *work)
 }
 
 /*
- * A counting event of @c's on @task.  Process context.  perf out of
- * counters for a pinned event never happens: ours are flexible, and
- * multiplexed when they do not all fit.
+ * @c's event on @task, counting (sampling too, for a sampling counter).
+ * Process context.  Whether it fits the PMU is perf's to find when it
+ * schedules it (a pinned one that never fits runs for no time).
  */
 static struct pmuctx_perf_binding *perf_fb_binding(const struct pmuctx_counter *c,
 						   struct task_struct *task)
@@ -335,31 +335,17 @@ static void perf_fb_bind_clone(struct pmuctx_counter *clone)
 		perf_fb_release_work(&b->release_work);
 }
 
+static bool perf_fb_clone_unbound(const struct pmuctx_counter *c)
+{
+	return pmuctx_counter_is_hw(c) && c->parent && !c->hw_binding;
+}
+
 /* Give every hardware clone of @ctx (current's) its event. */
 void pmuctx_hw_bind_clones(struct pmuctx_context *ctx)
 {
-	struct pmuctx_counter *c, *found;
-
-	if (!pmuctx_hw || pmuctx_hw->bind != perf_fb_bind ||
-	    !READ_ONCE(ctx->nr_hw))
-		return;
-	do {
-		found = NULL;
-		mutex_lock(&ctx->mutex);
-		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			if (pmuctx_counter_is_hw(c) && c->parent &&
-			    !c->hw_binding) {
-				found = c;
-				pmuctx_counter_get(found);
-				break;
-			}
-		}
-		mutex_unlock(&ctx->mutex);
-		if (found) {
-			perf_fb_bind_clone(found);
-			pmuctx_counter_put(found);
-		}
-	} while (found);
+	if (pmuctx_hw && pmuctx_hw->bind == perf_fb_bind && READ_ONCE(ctx->nr_hw))
+		pmuctx_ctx_handle_each(ctx, perf_fb_clone_unbound,
+				       perf_fb_bind_clone);
 }
 
 /*

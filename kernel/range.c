@@ -464,30 +464,17 @@ static void pmuctx_range_watch_clone(struct pmuctx_counter *clone)
 	pmuctx_range_put_watch(w);
 }
 
+static bool pmuctx_range_clone_unwatched(const struct pmuctx_counter *c)
+{
+	return c->attr.type == PMUCTX_TYPE_RANGE && c->parent && !c->range;
+}
+
 /* Give every range clone of @ctx (current's) its watch. */
 void pmuctx_range_watch_clones(struct pmuctx_context *ctx)
 {
-	struct pmuctx_counter *c, *found;
-
-	if (!READ_ONCE(ctx->nr_range))
-		return;
-	do {
-		found = NULL;
-		mutex_lock(&ctx->mutex);
-		list_for_each_entry(c, &ctx->counters, ctx_entry) {
-			if (c->attr.type == PMUCTX_TYPE_RANGE && c->parent &&
-			    !c->range) {
-				found = c;
-				pmuctx_counter_get(found);
-				break;
-			}
-		}
-		mutex_unlock(&ctx->mutex);
-		if (found) {
-			pmuctx_range_watch_clone(found);
-			pmuctx_counter_put(found);
-		}
-	} while (found);
+	if (READ_ONCE(ctx->nr_range))
+		pmuctx_ctx_handle_each(ctx, pmuctx_range_clone_unwatched,
+				       pmuctx_range_watch_clone);
 }
 
 /*

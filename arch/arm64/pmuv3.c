@@ -152,16 +152,16 @@ static int pmuv3_event_init(struct pmuctx_counter *c)
 {
 	const struct pmuctx_attr *attr = &c->attr;
 	u64 event;
+	int err;
 
 	if (attr->type == PMUCTX_TYPE_HARDWARE)
 		event = attr->config == PMUCTX_HW_CPU_CYCLES ?
 			EVENT_CPU_CYCLES : EVENT_INST_RETIRED;
 	else
 		event = attr->config;
-	if (event & ~(u64)PMEVTYPER_EVENT)
-		return -EINVAL;
-	if (!pmuv3_event_supported(&pmuv3_desc, event))
-		return -ENOENT;
+	err = pmuctx_pmuv3_check_raw(&pmuv3_desc, event);
+	if (err)
+		return err;
 	if (attr->sample_period > PMU_MAX_PERIOD)
 		return -EINVAL;
 	/* Without an overflow interrupt a period could never be reported. */

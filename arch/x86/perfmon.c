@@ -263,17 +263,16 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 {
 	const struct pmuctx_attr *attr = &c->attr;
 	u64 event;
+	int err;
 
 	if (attr->type == PMUCTX_TYPE_HARDWARE)
 		event = attr->config == PMUCTX_HW_CPU_CYCLES ?
 			EV_CORE_CYCLES : EV_INST_RETIRED;
 	else
 		event = attr->config;
-	/* EDGE, INV, CMASK, ANY and the rest are not offered. */
-	if (event & ~PERFMON_EVENT_MASK)
-		return -EINVAL;
-	if (!perfmon_event_supported(&perfmon_desc, event))
-		return -ENOENT;
+	err = pmuctx_perfmon_check_raw(&perfmon_desc, event);
+	if (err)
+		return err;
 	if (attr->sample_period > PERFMON_MAX_PERIOD)
 		return -EINVAL;
 	/* Without the overflow NMI a period could never be reported. */
@@ -920,9 +919,12 @@ int pmuctx_perfmon_describe(struct pmuctx_hw_desc *d)
  * one for good), so the first counter tells.  Its event select, as
  * perfmon_take() finds: with full-width writes perf reserves the counter
  * by its alias (IA32_A_PMC0), which the reservation does not track.
+ * Without architectural perfmon there is no such reservation to find.
  */
 bool pmuctx_perfmon_reservable(void)
 {
+	if (!boot_cpu_has(X86_FEATURE_ARCH_PERFMON))
+		return true;
 	if (!reserve_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0))
 		return false;
 	release_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0);

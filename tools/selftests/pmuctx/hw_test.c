@@ -757,6 +757,38 @@ TEST(perf_counts_beside_perf_backed_counters)
 }
 
 /*
+ * Instruction counters with their times on @target, every counter the PMU
+ * has and three more, in @fd: how many, or -1.
+ */
+static int open_past_the_pmu(struct __test_metadata *_metadata, uint64_t flags,
+			     int target, int *fd)
+{
+	struct pmuctx_info info = { .size = sizeof(info) };
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RAW,
+		.config = INST_RETIRED,
+		.flags = flags,
+		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
+	};
+	int n, i;
+
+	EXPECT_EQ(0, ioctl(pmuctx_dev(), PMUCTX_INFO, &info));
+	n = info.nr_general + info.nr_fixed + 3;
+	EXPECT_GE(32, n);
+	if (n > 32)
+		return -1;
+	for (i = 0; i < n; i++) {
+		fd[i] = pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+		EXPECT_LE(0, fd[i]) TH_LOG("open %d: %s", i, strerror(errno));
+		if (fd[i] < 0)
+			return -1;
+	}
+	return n;
+}
+
+/*
  * More counters than the PMU has: perf multiplexes the backend's events,
  * and each counter's time running is its event's, so that value * enabled
  * / running estimates the loop.  50 M instructions are 50 ms under icount
@@ -767,27 +799,14 @@ TEST(perf_multiplexes_more_counters_than_the_pmu_has)
 {
 	struct { uint64_t value, enabled, running; } r;
 	const unsigned long loop = 25000000;
-	struct pmuctx_info info = { .size = sizeof(info) };
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = INST_RETIRED,
-		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
 	int fd[32], n, i, shared = 0;
 	double est;
 
 	if (!perf_backed() || !exact())
 		SKIP(return, "needs the perf-events backend under -icount on one CPU");
-	ASSERT_EQ(0, ioctl(pmuctx_dev(), PMUCTX_INFO, &info));
-	n = info.nr_general + info.nr_fixed + 3;
-	ASSERT_GE(32, n);
-	for (i = 0; i < n; i++) {
-		fd[i] = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
-		ASSERT_LE(0, fd[i]) TH_LOG("open %d: %s", i, strerror(errno));
-	}
+	n = open_past_the_pmu(_metadata, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED,
+			      0, fd);
+	ASSERT_LT(0, n);
 	for (i = 0; i < n; i++)
 		ioctl(fd[i], PMUCTX_IOC_ENABLE, 0);
 	run_loop(loop);
@@ -835,24 +854,12 @@ TEST(perf_multiplexes_more_counters_than_the_pmu_has)
 TEST(perf_multiplexes_counters_of_an_exec)
 {
 	struct { uint64_t value, enabled, running; } r[32];
-	struct pmuctx_info info = { .size = sizeof(info) };
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = INST_RETIRED,
-		.flags = PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
 	int fd[32], go[2], n, i, status;
 	pid_t pid;
 	char c;
 
 	if (!perf_backed() || !exact())
 		SKIP(return, "needs the perf-events backend under -icount on one CPU");
-	ASSERT_EQ(0, ioctl(pmuctx_dev(), PMUCTX_INFO, &info));
-	n = info.nr_general + info.nr_fixed + 3;
-	ASSERT_GE(32, n);
 	ASSERT_EQ(0, pipe(go));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -863,10 +870,9 @@ TEST(perf_multiplexes_counters_of_an_exec)
 		      "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done", NULL);
 		_exit(127);
 	}
-	for (i = 0; i < n; i++) {
-		fd[i] = pmuctx_open_attr(&a, pid, -1, PMUCTX_OPEN_CLOEXEC);
-		ASSERT_LE(0, fd[i]) TH_LOG("open %d: %s", i, strerror(errno));
-	}
+	n = open_past_the_pmu(_metadata, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_ENABLE_ON_EXEC,
+			      pid, fd);
+	ASSERT_LT(0, n);
 	write_full(go[1], "g", 1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	for (i = 0; i < n; i++) {
