@@ -66,6 +66,8 @@ struct pmuctx_perf_binding {
 #define PERF_FB_MIN_WAKE	BIT_ULL(20)
 
 static char perf_fb_name[PMUCTX_BACKEND_NAME_LEN] = "perf";
+/* The binding of a clone that got no event: it counts nothing. */
+static struct pmuctx_perf_binding perf_fb_no_event;
 static struct pmuctx_hw_desc perf_fb_desc;
 /* What the native backend's ID registers say, when it could read them. */
 static bool perf_fb_described;
@@ -113,8 +115,8 @@ static void perf_fb_fold_one(struct pmuctx_counter *c)
 	bool active_here;
 	u64 count, missed;
 
-	if (!b)
-		return;		/* a clone whose task has not bound it yet */
+	if (!b || !b->event)
+		return;		/* not bound yet, or no event to be had */
 	ev = b->event;
 	active_here = READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
 		      READ_ONCE(ev->oncpu) == smp_processor_id();
@@ -303,7 +305,8 @@ static void perf_fb_release(struct pmuctx_counter *c)
 	struct pmuctx_perf_binding *b = c->hw_binding;
 
 	c->hw_binding = NULL;
-	queue_work(pmuctx_wq, &b->release_work);
+	if (b != &perf_fb_no_event)
+		queue_work(pmuctx_wq, &b->release_work);
 }
 
 /*
@@ -321,7 +324,8 @@ static void perf_fb_bind_clone(struct pmuctx_counter *clone)
 		pr_warn_ratelimited("task %d: no perf event for an inherited counter (%ld): it counts nothing\n",
 				    task_pid_nr(current), PTR_ERR(b));
 		atomic64_inc(&clone->parent->fam->inherit_failed);
-		return;
+		/* Bound to nothing: the kit work's walk must not retry it. */
+		b = &perf_fb_no_event;
 	}
 	pmuctx_ctx_lock_irq(ctx);
 	if (!clone->hw_binding && !list_empty(&clone->ctx_entry)) {
@@ -331,7 +335,7 @@ static void perf_fb_bind_clone(struct pmuctx_counter *clone)
 		b = NULL;
 	}
 	pmuctx_ctx_unlock_irq(ctx);
-	if (b)
+	if (b && b != &perf_fb_no_event)
 		perf_fb_release_work(&b->release_work);
 }
 
