@@ -21,8 +21,13 @@ enum api { API_NONE, API_PMUCTX, API_PERF, NR_APIS };
  *   SHAPE_MOD   inherited, then it opens one more counter (modified: loads)
  *   SHAPE_MAP   inherited, and both tasks map their first counter for
  *               self-reads (pmuctx PMU sets only)
+ *   SHAPE_STAT  inherited with per-task counts (pmuctx INHERIT_STAT, perf
+ *               inherit_stat): swaps that carry each task's count over
  */
-enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, SHAPE_MAP, NR_SHAPES };
+enum shape { SHAPE_SWAP, SHAPE_LOAD, SHAPE_MOD, SHAPE_MAP, SHAPE_STAT, NR_SHAPES };
+
+/* open_set()'s @inherit: none, inherited, or inherited with per-task counts. */
+enum { INHERIT_NONE, INHERIT_SHARED, INHERIT_PER_TASK };
 
 /*
  * A counter set: the first @npmu are PMU counters, then @nsw software ones.
@@ -36,7 +41,10 @@ struct cset {
 
 /* counters.c */
 int api_available(enum api api, int want_pmu);
-/* Open @s on the caller; the first counter's fd (0 for none), or -1 with errno set. */
+/*
+ * Open @s on the caller, @inherit one of INHERIT_*; the first counter's fd
+ * (0 for none), or -1 with errno set.
+ */
 int open_set(enum api api, const struct cset *s, int inherit);
 /* One more software counter (the modified child's). */
 int open_extra(enum api api);

@@ -50,6 +50,8 @@ static int open_nth(enum api api, int pmu, int i, int inherit, int user_page)
 		}
 		if (inherit)
 			a.flags |= PMUCTX_ATTR_INHERIT;
+		if (inherit == INHERIT_PER_TASK)
+			a.flags |= PMUCTX_ATTR_INHERIT_STAT;
 		return pmuctx_counter_open(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
 	}
 	if (api == API_PERF) {
@@ -73,6 +75,7 @@ static int open_nth(enum api api, int pmu, int i, int inherit, int user_page)
 			a.config = perf_sw[i % NR_SW];
 		}
 		a.inherit = !!inherit;
+		a.inherit_stat = inherit == INHERIT_PER_TASK;
 		return perf_open(&a);
 	}
 	errno = EINVAL;

@@ -41,9 +41,12 @@
 enum kind { K_PINGPONG, K_RING, K_FORK, K_READ, K_MUX };
 static const char *const kind_name[] = { "pingpong", "ring", "fork", "read", "mux" };
 static const char *const api_name[NR_APIS] = { "none", "pmuctx", "perf" };
-static const char *const shape_name[NR_SHAPES] = { "swap", "load", "modified", "mapped" };
+static const char *const shape_name[NR_SHAPES] = {
+	"swap", "load", "modified", "mapped", "stat",
+};
 static const char *const shape_label[NR_SHAPES] = {
 	"inherited (swap)", "separate (load)", "child +1 (load)", "inherited, mapped",
+	"inherited, per-task",
 };
 
 /* 14pmu: twice what the arm64 PMU holds (6 + the cycle counter), so it rotates. */

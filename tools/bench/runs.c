@@ -72,7 +72,8 @@ double run_pingpong(enum api api, const struct cset *s, enum shape shape, int ro
 	set_batch();
 	if (pipe(a) || pipe(b))
 		return -1;
-	fd = open_set(api, s, shape != SHAPE_LOAD);
+	fd = open_set(api, s, shape == SHAPE_LOAD ? INHERIT_NONE :
+			      shape == SHAPE_STAT ? INHERIT_PER_TASK : INHERIT_SHARED);
 	if (fd < 0)
 		return -1;
 	pid = fork();

@@ -375,6 +375,85 @@ TEST(hardware_counters_swap_like_software_ones)
 	close(fd);
 }
 
+/*
+ * INHERIT_STAT hardware counters keep each task's own instructions:
+ * parent and child take STAT_ROUNDS turns on one CPU, the child running
+ * STAT_CHILD_LOOP iterations a turn and the parent STAT_PARENT_LOOP, each
+ * switch a full unload and load of the PMU.  Under icount each count is
+ * its loops' exact instructions plus the few of its pipe calls; the two
+ * add up to the family total exactly.
+ */
+#define STAT_ROUNDS		200
+#define STAT_CHILD_LOOP		20000UL
+#define STAT_PARENT_LOOP	50000UL
+#define STAT_TURN_SLACK		400	/* user instructions of a turn's pipe calls */
+
+TEST(inherit_stat_keeps_each_task_instructions)
+{
+	struct pmuctx_tree_entry ents[4];
+	struct pmuctx_tree_read tr;
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], fd, i, status;
+	uint64_t child = 0, lo, hi;
+	char c = 'x';
+	pid_t pid;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT |
+			     PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < STAT_ROUNDS; i++) {
+			read_full(a[0], &c, 1);
+			run_loop(STAT_CHILD_LOOP);
+			write_full(b[1], &c, 1);
+		}
+		read_full(a[0], &c, 1);	/* blocked here while the parent reads */
+		syscall(SYS_exit_group, 0);
+	}
+	for (i = 0; i < STAT_ROUNDS; i++) {
+		write_full(a[1], &c, 1);
+		read_full(b[0], &c, 1);
+		run_loop(STAT_PARENT_LOOP);
+	}
+	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
+	ASSERT_EQ(0, ctx_stats(fd, &st));
+
+	memset(&tr, 0, sizeof(tr));
+	tr.size = sizeof(tr);
+	tr.nr_entries = 4;
+	tr.entries = (uintptr_t)ents;
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_TREE_READ, &tr));
+	ASSERT_EQ(2, tr.nr_entries);
+	for (i = 0; i < 2; i++)
+		if (ents[i].tid == (__u32)pid)
+			child = ents[i].value;
+	TH_LOG("swaps %llu loads %llu; child %llu, parent %llu, total %llu",
+	       (unsigned long long)st.tree_swaps, (unsigned long long)st.tree_loads,
+	       (unsigned long long)child, (unsigned long long)tr.own_value,
+	       (unsigned long long)tr.total);
+	EXPECT_EQ(0, st.tree_swaps);
+	EXPECT_LE(2 * STAT_ROUNDS, st.tree_loads);
+	lo = STAT_ROUNDS * 2 * STAT_CHILD_LOOP;
+	hi = lo + (STAT_ROUNDS + 1) * STAT_TURN_SLACK;
+	EXPECT_LE(lo, child);
+	EXPECT_GE(hi, child);
+	lo = STAT_ROUNDS * 2 * STAT_PARENT_LOOP;
+	hi = lo + (STAT_ROUNDS + 1) * STAT_TURN_SLACK;
+	EXPECT_LE(lo, tr.own_value);
+	EXPECT_GE(hi, tr.own_value);
+	EXPECT_EQ(tr.total, tr.own_value + child);
+	write_full(a[1], &c, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(fd);
+}
+
 TEST(self_read_matches_read)
 {
 	const struct pmuctx_mmap_page *page;

@@ -509,4 +509,133 @@ TEST(process_tree_read_per_child)
 	close(fd);
 }
 
+/* minflt + majflt of a task, from /proc (fields 10 and 12 of stat). */
+static long long proc_faults(pid_t tid)
+{
+	unsigned long long minflt, majflt;
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* the name may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu",
+			 &minflt, &majflt) != 2)
+		return -1;
+	return minflt + majflt;
+}
+
+/* The entry of @tid in a tree read, or NULL. */
+static const struct pmuctx_tree_entry *tree_entry_of(int fd, pid_t tid,
+						     struct pmuctx_tree_read *tr,
+						     struct pmuctx_tree_entry *ents, int room)
+{
+	int i;
+
+	memset(tr, 0, sizeof(*tr));
+	tr->size = sizeof(*tr);
+	tr->nr_entries = room;
+	tr->entries = (uintptr_t)ents;
+	if (ioctl(fd, PMUCTX_IOC_TREE_READ, tr))
+		return NULL;
+	for (i = 0; i < (int)tr->nr_entries; i++)
+		if (ents[i].tid == (__u32)tid)
+			return &ents[i];
+	return NULL;
+}
+
+/*
+ * INHERIT_STAT keeps each task's own count: parent and child take
+ * PINGPONG_ROUNDS turns on one CPU, each switch between them a full load
+ * (such contexts never swap: design.rst says why), and fault pages in
+ * between (the parent 300, the child 40).  The child's counts of its
+ * switches and faults must be the kernel's own, exactly, and the
+ * parent's its own since the open; the family total is their sum.
+ */
+#define PINGPONG_ROUNDS	500
+
+TEST(inherit_stat_keeps_each_task_count)
+{
+	int a[2], b[2], sw, pf, i, status;
+	long long sw0, pf0, want_sw, want_pf;
+	const struct pmuctx_tree_entry *e;
+	struct pmuctx_tree_entry ents[4];
+	struct pmuctx_tree_read tr;
+	struct pmuctx_ctx_stats st;
+	char c = 'x';
+	pid_t pid;
+
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	sw0 = proc_switches(getpid());
+	pf0 = proc_faults(getpid());
+	sw = pmuctx_open_sw(PMUCTX_SW_CONTEXT_SWITCHES,
+			    PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT, 0, 0, -1);
+	ASSERT_LE(0, sw);
+	pf = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS,
+			    PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT, 0, 0, -1);
+	ASSERT_LE(0, pf);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < PINGPONG_ROUNDS; i++) {
+			read_full(a[0], &c, 1);
+			if (i % 50 == 0)
+				touch_pages(4);
+			write_full(b[1], &c, 1);
+		}
+		read_full(a[0], &c, 1);	/* blocked here while the parent reads */
+		_exit(0);
+	}
+	for (i = 0; i < PINGPONG_ROUNDS; i++) {
+		write_full(a[1], &c, 1);
+		if (i % 50 == 0)
+			touch_pages(30);
+		read_full(b[0], &c, 1);
+	}
+	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
+
+	get_stats(_metadata, sw, &st);
+	TH_LOG("family: %llu swaps, %llu loads", (unsigned long long)st.tree_swaps,
+	       (unsigned long long)st.tree_loads);
+	/* Each of the 2 x 500 switches between the two is a load. */
+	EXPECT_EQ(0, st.tree_swaps);
+	EXPECT_LE(2 * PINGPONG_ROUNDS, st.tree_loads);
+
+	want_sw = proc_switches(pid);
+	e = tree_entry_of(sw, pid, &tr, ents, 4);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(want_sw, (long long)e->value);
+	EXPECT_EQ(tr.total, tr.own_value + e->value);
+	/* The parent: its own switches since the open, none of the child's. */
+	EXPECT_LE(PINGPONG_ROUNDS, tr.own_value);
+	EXPECT_GE(proc_switches(getpid()) - sw0, (long long)tr.own_value);
+	TH_LOG("switches: child %llu (kernel %lld), parent %llu",
+	       (unsigned long long)e->value, want_sw, (unsigned long long)tr.own_value);
+
+	want_pf = proc_faults(pid);
+	e = tree_entry_of(pf, pid, &tr, ents, 4);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(want_pf, (long long)e->value);
+	EXPECT_EQ(tr.total, tr.own_value + e->value);
+	EXPECT_LE(300, tr.own_value);
+	EXPECT_GE(proc_faults(getpid()) - pf0, (long long)tr.own_value);
+	TH_LOG("faults: child %llu (kernel %lld), parent %llu",
+	       (unsigned long long)e->value, want_pf, (unsigned long long)tr.own_value);
+
+	write_full(a[1], &c, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(sw);
+	close(pf);
+}
+
 TEST_HARNESS_MAIN

@@ -2,8 +2,9 @@
 /*
  * Hostile race tests (Documentation/security.rst): attach in the window
  * between fork and the child's first run, family reads and resets racing
- * equivalent swaps and (INHERIT_STAT, which never swaps) full loads, fork
- * racing enable, fork churn racing structural
+ * equivalent swaps and (INHERIT_STAT, which never swaps) full loads, and
+ * INHERIT_STAT's process-tree reads racing those, fork racing enable, fork
+ * churn racing structural
  * changes, swaps racing every ctx->lock taker, PMU counters closed while
  * their task switches.  Each is bounded in time
  * and meant for -smp 2, where the two sides really run at once; all run as
@@ -168,7 +169,7 @@ TEST(attach_between_fork_and_first_run)
 	EXPECT_EQ(fr->forks, fr->tree_exited);
 }
 
-/* ---- family reads and resets racing swaps, or INHERIT_STAT's loads ------ */
+/* ---- family reads, tree reads and resets racing switches --------------- */
 
 #define IDLE_CLONES	250	/* make the family walk long */
 #define BIG_FAULTS	3000	/* the parent's count, the child's is small */
@@ -182,11 +183,14 @@ struct pp_faults {
 struct stat_race {
 	int fd;
 	bool reset_mode;
+	bool tree_mode;		/* process-tree reads, each task's own count */
 	bool inherit_stat;	/* such contexts load at every switch, never swap */
 	struct pp_faults *pf;	/* shared with the child */
 	volatile pid_t kid;	/* the child of the two tasks that run */
 	clockid_t parent_clock, kid_clock;	/* their CPU-time clocks */
 	long reads, drops, resets, bad_resets, round_trips;
+	long bad_trees;		/* tree reads that broke a rule below */
+	char bad_tree[160];	/* the first one's */
 	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
 	uint64_t swaps, loads;	/* the family's, while the reader ran */
 };
@@ -218,6 +222,77 @@ static uint64_t cpu_ns_of(clockid_t cid)
 #define RESET_SLACK_NS	(4500000ULL)
 #define RESET_GAP_NS	(20000000ULL)
 
+/*
+ * One process-tree read of INHERIT_STAT page faults: each task once, the
+ * parent with its BIG_FAULTS, every other task with a few, and the tasks'
+ * counts adding up to the total exactly.  A switch that handed a context
+ * to another task between the read's visits (a swap, which such contexts
+ * must never make) would show one task twice and the other not at all.
+ * Returns 0, or -1 with @why set.
+ */
+#define TREE_ROOM	(IDLE_CLONES + 8)
+
+static int tree_read_check(const struct stat_race *sr, pid_t parent,
+			   struct pmuctx_tree_entry *ents, char *why, size_t len)
+{
+	struct pmuctx_tree_read tr;
+	uint64_t sum;
+	uint32_t i, j;
+
+	memset(&tr, 0, sizeof(tr));
+	tr.size = sizeof(tr);
+	tr.nr_entries = TREE_ROOM;
+	tr.entries = (uintptr_t)ents;
+	if (ioctl(sr->fd, PMUCTX_IOC_TREE_READ, &tr)) {
+		snprintf(why, len, "tree read: %s", strerror(errno));
+		return -1;
+	}
+	if (tr.nr_entries != IDLE_CLONES + 2) {
+		snprintf(why, len, "%u entries, %d tasks live", tr.nr_entries,
+			 IDLE_CLONES + 2);
+		return -1;
+	}
+	sum = tr.exited_value;
+	for (i = 0; i < tr.nr_entries; i++) {
+		sum += ents[i].value;
+		for (j = 0; j < i; j++)
+			if (ents[j].tid == ents[i].tid) {
+				snprintf(why, len, "tid %u twice (%llu and %llu)",
+					 ents[i].tid, (unsigned long long)ents[j].value,
+					 (unsigned long long)ents[i].value);
+				return -1;
+			}
+		if ((ents[i].tid == (uint32_t)parent) != (ents[i].value >= BIG_FAULTS)) {
+			snprintf(why, len, "tid %u (%s) counted %llu", ents[i].tid,
+				 ents[i].tid == (uint32_t)parent ? "the parent" : "a child",
+				 (unsigned long long)ents[i].value);
+			return -1;
+		}
+	}
+	if (sum != tr.total) {
+		snprintf(why, len, "the tasks add up to %llu, the total is %llu",
+			 (unsigned long long)sum, (unsigned long long)tr.total);
+		return -1;
+	}
+	return 0;
+}
+
+/* The tree reader, a few ms between reads (each walks 252 contexts). */
+static void tree_reader(struct stat_race *sr)
+{
+	static struct pmuctx_tree_entry ents[TREE_ROOM];
+	pid_t parent = getpid();
+	char why[160];
+
+	while (sr->pf->phase == 1) {
+		if (tree_read_check(sr, parent, ents, why, sizeof(why)) &&
+		    !sr->bad_trees++)
+			memcpy(sr->bad_tree, why, sizeof(why));
+		sr->reads++;
+		sleep_ms(4);
+	}
+}
+
 /* The reader: a thread without a clone of the counter, on the other CPU. */
 static void *stat_reader(void *arg)
 {
@@ -226,6 +301,10 @@ static void *stat_reader(void *arg)
 
 	while (sr->pf->phase < 1)
 		sleep_ms(1);
+	if (sr->tree_mode) {
+		tree_reader(sr);
+		return NULL;
+	}
 	while (sr->pf->phase == 1) {
 		if (sr->reset_mode) {
 			/*
@@ -286,8 +365,8 @@ static void *stat_reader(void *arg)
  * equivalent and each switch is a swap that exchanges the two contexts
  * (and so their values) between the tasks; with INHERIT_STAT contexts
  * never swap (uapi.rst), and each switch unloads one and fully loads the
- * other.  A thread on CPU 1 reads the family (or, counting task clock,
- * resets it) meanwhile.  sr->swaps and sr->loads are what the family did
+ * other.  A thread on CPU 1 reads the family (or its process tree, or,
+ * counting task clock, resets it) meanwhile.  sr->swaps and sr->loads are what the family did
  * meanwhile, for the caller to check that the switches it means to race
  * happened.
  */
@@ -406,7 +485,6 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
  * reset holds at that moment may fall back to a load: 7 to 30 loads in
  * those runs).  The run goes on until that many happened, up to 30 s.
  */
-
 static void expect_switch_kind(struct __test_metadata *_metadata,
 			       const struct stat_race *sr)
 {
@@ -474,6 +552,24 @@ TEST(inherit_stat_family_reads_are_monotonic)
 TEST(inherit_stat_family_reset_is_whole)
 {
 	stat_resets_run(_metadata, true);
+}
+
+/*
+ * INHERIT_STAT: process-tree reads against the full loads of every switch
+ * show each task once, with its own count, the counts adding up to the
+ * total.
+ */
+TEST(inherit_stat_tree_reads_show_each_task_once)
+{
+	struct stat_race sr = { .tree_mode = true, .inherit_stat = true };
+
+	RACE_OR_SKIP();
+	stat_race_run(_metadata, &sr);
+	TH_LOG("%ld tree reads, %ld broke a rule (first: %s)", sr.reads, sr.bad_trees,
+	       sr.bad_trees ? sr.bad_tree : "none");
+	expect_switch_kind(_metadata, &sr);
+	EXPECT_LT(100, sr.reads);
+	EXPECT_EQ(0, sr.bad_trees);
 }
 
 /* ---- fork racing enable ------------------------------------------------- */
