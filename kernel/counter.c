@@ -354,6 +354,16 @@ static __always_inline void pmuctx_counter_read_owned(struct pmuctx_counter *c,
 {
 	u64 clk[PMUCTX_NR_CLOCKS], e, r;
 
+	/*
+	 * A hardware counter is its own clock (pmuctx_counter_clock()): for
+	 * its value alone, a fold, and no time reading (a tenth of a read()).
+	 */
+	if (rd->value_only && pmuctx_counter_is_hw(c)) {
+		pmuctx_ctx_fold_here(c->ctx);
+		rd->value += c->base +
+			     (pmuctx_counter_counting(c) ? c->hw_count - c->snap : 0);
+		return;
+	}
 	__pmuctx_ctx_clocks_now(c->ctx, clk);
 	rd->value += __pmuctx_counter_value(c, clk);
 	pmuctx_counter_times(c, clk, &e, &r);

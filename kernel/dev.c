@@ -646,6 +646,9 @@ static noinline ssize_t pmuctx_read_group(struct pmuctx_counter *c,
 	struct pmuctx_slices sl = {};
 	struct pmuctx_reading rd = {
 		.slices = fmt & PMUCTX_FORMAT_SLICES ? &sl : NULL,
+		.value_only = !(fmt & (PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+				       PMUCTX_FORMAT_TOTAL_TIME_RUNNING |
+				       PMUCTX_FORMAT_SLICES)),
 	};
 	ssize_t ret;
 	size_t size;
@@ -714,6 +717,8 @@ static ssize_t pmuctx_read_plain(struct pmuctx_counter *c,
 	if (count < size)
 		return -ENOSPC;
 	rd.slices = NULL;
+	rd.value_only = !(fmt & (PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+				 PMUCTX_FORMAT_TOTAL_TIME_RUNNING));
 	pmuctx_counter_family_read(c, &rd);
 	if (fmt & PMUCTX_FORMAT_STAMP)
 		stamp = pmuctx_ctx_stamp(c->ctx);

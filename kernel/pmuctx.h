@@ -951,16 +951,24 @@ static __always_inline void pmuctx_ctx_holder_clocks(struct pmuctx_context *ctx,
 		clk[PMUCTX_CLK_TIME] = ctx->time_seen;
 }
 
+/*
+ * ctx->lock held, or @ctx claimed: its hardware counters up to date.
+ * Loaded here, the PMU can be read directly (remote: sync_hw first).
+ */
+static __always_inline void pmuctx_ctx_fold_here(struct pmuctx_context *ctx)
+{
+	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id()) {
+		pmuctx_hw->fold(ctx);
+		pmuctx_ctx_update_user_pages(ctx);
+	}
+}
+
 /* ctx->lock held, or @ctx claimed (a reading): the clocks as of now. */
 static __always_inline void __pmuctx_ctx_clocks_now(struct pmuctx_context *ctx,
 						    u64 *clk)
 {
 	pmuctx_ctx_assert_owned(ctx);
-	/* Loaded here: the PMU can be read directly (remote: sync_hw first). */
-	if (ctx->nr_hw && ctx->loaded_cpu == smp_processor_id()) {
-		pmuctx_hw->fold(ctx);
-		pmuctx_ctx_update_user_pages(ctx);
-	}
+	pmuctx_ctx_fold_here(ctx);
 	pmuctx_ctx_holder_clocks(ctx, clk);
 	ctx->time_seen = clk[PMUCTX_CLK_TIME];
 }
@@ -996,6 +1004,11 @@ struct pmuctx_reading {
 	 * not want 128-bit sums should not clear and align room for them.
 	 */
 	struct pmuctx_slices *slices;
+	/*
+	 * The read wants the value alone (no times, no slices): a hardware
+	 * counter's value is its PMU count, which needs no clock reading.
+	 */
+	bool value_only;
 };
 
 void pmuctx_counter_family_read(struct pmuctx_counter *c,
