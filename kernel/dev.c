@@ -574,6 +574,16 @@ static unsigned int pmuctx_put_slices(u64 *out, const struct pmuctx_slices *s)
 }
 
 /*
+ * A read format that asks for the value alone: no times, no slices (struct
+ * pmuctx_reading.value_only).
+ */
+static bool pmuctx_format_value_only(u64 fmt)
+{
+	return !(fmt & (PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			PMUCTX_FORMAT_TOTAL_TIME_RUNNING | PMUCTX_FORMAT_SLICES));
+}
+
+/*
  * A sliced read's words: the plain read's (pmuctx_read_plain(), the same
  * order, uapi.rst), then the slice statistics.  @sl zeroed.
  */
@@ -646,9 +656,7 @@ static noinline ssize_t pmuctx_read_group(struct pmuctx_counter *c,
 	struct pmuctx_slices sl = {};
 	struct pmuctx_reading rd = {
 		.slices = fmt & PMUCTX_FORMAT_SLICES ? &sl : NULL,
-		.value_only = !(fmt & (PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-				       PMUCTX_FORMAT_TOTAL_TIME_RUNNING |
-				       PMUCTX_FORMAT_SLICES)),
+		.value_only = pmuctx_format_value_only(fmt),
 	};
 	ssize_t ret;
 	size_t size;
@@ -717,8 +725,7 @@ static ssize_t pmuctx_read_plain(struct pmuctx_counter *c,
 	if (count < size)
 		return -ENOSPC;
 	rd.slices = NULL;
-	rd.value_only = !(fmt & (PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-				 PMUCTX_FORMAT_TOTAL_TIME_RUNNING));
+	rd.value_only = pmuctx_format_value_only(fmt);
 	pmuctx_counter_family_read(c, &rd);
 	if (fmt & PMUCTX_FORMAT_STAMP)
 		stamp = pmuctx_ctx_stamp(c->ctx);

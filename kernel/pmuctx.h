@@ -1114,6 +1114,9 @@ void pmuctx_inherit_exit(void);
 void pmuctx_task_exited(struct pmuctx_link *link);
 void pmuctx_kit_queue(struct pmuctx_link *link, struct task_struct *t);
 bool pmuctx_exec_detaches(struct task_struct *t);
+void pmuctx_ctx_handle_each(struct pmuctx_context *ctx,
+			    bool (*needs)(const struct pmuctx_counter *c),
+			    void (*handle)(struct pmuctx_counter *c));
 
 /* attach.c */
 struct task_struct *pmuctx_find_target(s32 target, u32 flags);
@@ -1125,9 +1128,6 @@ void pmuctx_range_fill_info(struct pmuctx_info *info);
 int pmuctx_range_attr_check(const struct pmuctx_attr *attr);
 int pmuctx_range_open(struct pmuctx_counter *c, struct task_struct *task);
 void pmuctx_range_watch_clones(struct pmuctx_context *ctx);
-void pmuctx_ctx_handle_each(struct pmuctx_context *ctx,
-			    bool (*needs)(const struct pmuctx_counter *c),
-			    void (*handle)(struct pmuctx_counter *c));
 void pmuctx_range_swap(struct pmuctx_context *ctx, struct pmuctx_context *nctx);
 void pmuctx_range_put_watch(struct pmuctx_range_watch *w);
 void pmuctx_range_free_watch(struct pmuctx_range_watch *w);
