@@ -425,11 +425,7 @@ TEST(inherit_stat_keeps_each_task_instructions)
 	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
 	ASSERT_EQ(0, ctx_stats(fd, &st));
 
-	memset(&tr, 0, sizeof(tr));
-	tr.size = sizeof(tr);
-	tr.nr_entries = 4;
-	tr.entries = (uintptr_t)ents;
-	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_TREE_READ, &tr));
+	ASSERT_EQ(0, tree_read(fd, &tr, ents, 4));
 	ASSERT_EQ(2, tr.nr_entries);
 	for (i = 0; i < 2; i++)
 		if (ents[i].tid == (__u32)pid)

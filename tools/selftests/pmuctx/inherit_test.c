@@ -550,11 +550,7 @@ static const struct pmuctx_tree_entry *tree_entry_of(int fd, pid_t tid,
 {
 	int i;
 
-	memset(tr, 0, sizeof(*tr));
-	tr->size = sizeof(*tr);
-	tr->nr_entries = room;
-	tr->entries = (uintptr_t)ents;
-	if (ioctl(fd, PMUCTX_IOC_TREE_READ, tr))
+	if (tree_read(fd, tr, ents, room))
 		return NULL;
 	for (i = 0; i < (int)tr->nr_entries; i++)
 		if (ents[i].tid == (__u32)tid)

@@ -78,6 +78,17 @@ static inline int ctx_stats(int fd, struct pmuctx_ctx_stats *st)
 	return ioctl(fd, PMUCTX_IOC_STATS, st);
 }
 
+/* A process-tree read into @ents (room for @room): the ioctl's result. */
+static inline int tree_read(int fd, struct pmuctx_tree_read *tr,
+			    struct pmuctx_tree_entry *ents, uint32_t room)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->size = sizeof(*tr);
+	tr->nr_entries = room;
+	tr->entries = (uintptr_t)ents;
+	return ioctl(fd, PMUCTX_IOC_TREE_READ, tr);
+}
+
 static inline uint64_t pmuctx_read1(int fd)
 {
 	uint64_t v = UINT64_MAX;

@@ -239,11 +239,7 @@ static int tree_read_check(const struct stat_race *sr, pid_t parent,
 	uint64_t sum;
 	uint32_t i, j;
 
-	memset(&tr, 0, sizeof(tr));
-	tr.size = sizeof(tr);
-	tr.nr_entries = TREE_ROOM;
-	tr.entries = (uintptr_t)ents;
-	if (ioctl(sr->fd, PMUCTX_IOC_TREE_READ, &tr)) {
+	if (tree_read(sr->fd, &tr, ents, TREE_ROOM)) {
 		snprintf(why, len, "tree read: %s", strerror(errno));
 		return -1;
 	}
