@@ -5,8 +5,8 @@
 # that is not a debug lane.  LANE_DEBUG_KERNEL=1 tells vm-run to build the
 # kernel first when the cache lacks it.
 
-# Memory of the KASAN lanes: 1 GB, not 2.  kmemleak's scans (two before
-# the module loads, two after the command) walk every page's struct page,
+# Memory of the KASAN lanes: 1 GB, not 2.  kmemleak's scans (two after
+# the command, scripts/vm-init) walk every page's struct page,
 # so they take time in proportion: an x86_64-debug boot with a trivial
 # command took 87 s with 2 GB and 64 s with 1 GB (2026-11-27), and the
 # whole -smp 2 lanes (fuzzer, every selftest) passed on both arches with
