@@ -4,8 +4,11 @@
  * PAPI) on pmuctx, through LD_PRELOAD ("pmuctx exec -- CMD").  It takes
  * glibc's syscall(__NR_perf_event_open, ...) and a perf_event_open symbol,
  * opens a pmuctx counter (attr_map.c decides what it becomes) and returns
- * the counter's own descriptor, so poll, fcntl and close work unchanged;
- * read, ioctl and prctl are translated for the descriptors it opened.
+ * the counter's own descriptor, so poll works unchanged; read, ioctl and
+ * prctl are translated for the descriptors it opened, and for their
+ * duplicates (dup, dup2, dup3, fcntl F_DUPFD): an event is one pmuctx
+ * counter however many descriptors name it, and lives until the last
+ * is closed, as a perf event lives with its file.
  *
  * perf's group semantics differ from pmuctx's in one way: a perf group
  * counts only while its leader is enabled, a pmuctx member counts whenever
@@ -16,6 +19,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -40,7 +44,9 @@ _Static_assert(PERF_FORMAT_TOTAL_TIME_ENABLED == PMUCTX_FORMAT_TOTAL_TIME_ENABLE
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
 struct shim_event {
-	int leader;		/* the group leader's fd (its own for a leader) */
+	int fd;			/* its primary descriptor: the lowest-opened that is open */
+	int refs;		/* descriptors that name it (table slots) */
+	int leader;		/* the group leader's primary fd (its own for a leader) */
 	uint64_t read_format;	/* perf's, as asked */
 	bool own_on;		/* perf's enable state of the event itself */
 	bool on_exec;		/* disabled until exec: pmuctx's ENABLE_ON_EXEC holds it */
@@ -55,6 +61,11 @@ static int (*real_ioctl)(int, unsigned long, ...);
 static ssize_t (*real_read)(int, void *, size_t);
 static int (*real_close)(int);
 static int (*real_prctl)(int, ...);
+static int (*real_dup)(int);
+static int (*real_dup2)(int, int);
+static int (*real_dup3)(int, int, int);
+static int (*real_fcntl)(int, int, ...);
+static int (*real_fcntl64)(int, int, ...);
 static int debug;
 
 /*
@@ -70,6 +81,11 @@ static void shim_init(void)
 	real_ioctl = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
 	real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
 	real_prctl = (int (*)(int, ...))dlsym(RTLD_NEXT, "prctl");
+	real_dup = (int (*)(int))dlsym(RTLD_NEXT, "dup");
+	real_dup2 = (int (*)(int, int))dlsym(RTLD_NEXT, "dup2");
+	real_dup3 = (int (*)(int, int, int))dlsym(RTLD_NEXT, "dup3");
+	real_fcntl = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl");
+	real_fcntl64 = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl64");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
 	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
 			 __ATOMIC_RELEASE);
@@ -85,17 +101,15 @@ static struct shim_event *lookup(int fd)
 	return __atomic_load_n(&table[fd], __ATOMIC_ACQUIRE);
 }
 
-static int table_put(int fd, struct shim_event *ev)
+/* Under table_lock. */
+static int table_put_locked(int fd, struct shim_event *ev)
 {
-	pthread_mutex_lock(&table_lock);
 	if (fd >= table_len) {
 		int len = fd < 64 ? 128 : 2 * fd;
 		struct shim_event **t = calloc(len, sizeof(*t));
 
-		if (!t) {
-			pthread_mutex_unlock(&table_lock);
+		if (!t)
 			return -1;
-		}
 		/* the old array stays: a lock-free lookup may still be reading it */
 		if (table)
 			memcpy(t, table, table_len * sizeof(*t));
@@ -103,8 +117,17 @@ static int table_put(int fd, struct shim_event *ev)
 		__atomic_store_n(&table_len, len, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&table[fd], ev, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&table_lock);
 	return 0;
+}
+
+static int table_put(int fd, struct shim_event *ev)
+{
+	int ret;
+
+	pthread_mutex_lock(&table_lock);
+	ret = table_put_locked(fd, ev);
+	pthread_mutex_unlock(&table_lock);
+	return ret;
 }
 
 static struct pmuctx_evdb *shim_evdb;
@@ -160,7 +183,7 @@ static void apply_group(int leader)
 	for (fd = 0; fd < table_len; fd++) {
 		struct shim_event *ev = table[fd];
 
-		if (!ev || ev->leader != leader)
+		if (!ev || ev->fd != fd || ev->leader != leader)
 			continue;
 		if (ev->on_exec)
 			on_seen = off_seen = true;	/* not ours to switch */
@@ -177,7 +200,7 @@ static void apply_group(int leader)
 	for (fd = 0; fd < table_len; fd++) {
 		struct shim_event *ev = table[fd];
 
-		if (!ev || ev->leader != leader || ev->on_exec)
+		if (!ev || ev->fd != fd || ev->leader != leader || ev->on_exec)
 			continue;
 		set_counting(fd, ev->own_on && l->own_on);
 	}
@@ -272,7 +295,9 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 		errno = perf_errno(err);
 		return -1;
 	}
-	ev->leader = leader ? group_fd : fd;
+	ev->fd = fd;
+	ev->refs = 1;
+	ev->leader = leader ? leader->leader : fd;
 	if (table_put(fd, ev)) {
 		real_close(fd);
 		free(ev);
@@ -388,8 +413,8 @@ SHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
 	return read(fd, buf, count);
 }
 
-/* PERF_EVENT_IOC_ENABLE/DISABLE on @fd (with PERF_IOC_FLAG_GROUP: its group). */
-static int shim_enable(int fd, struct shim_event *ev, bool on, unsigned long arg)
+/* PERF_EVENT_IOC_ENABLE/DISABLE of @ev (with PERF_IOC_FLAG_GROUP: its group). */
+static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 {
 	int i;
 
@@ -409,9 +434,9 @@ static int shim_enable(int fd, struct shim_event *ev, bool on, unsigned long arg
 		ev->own_on = on;
 		ev->on_exec = false;
 		/* a member whose leader still waits for exec: the leader decides then */
-		if (ev->leader == fd) {
+		if (ev->leader == ev->fd) {
 			for (i = 0; i < table_len; i++)
-				if (table[i] && table[i]->leader == fd)
+				if (table[i] && table[i]->leader == ev->fd)
 					table[i]->on_exec = false;
 		}
 	}
@@ -424,9 +449,9 @@ static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsi
 {
 	switch (request) {
 	case PERF_EVENT_IOC_ENABLE:
-		return shim_enable(fd, ev, true, arg);
+		return shim_enable(ev, true, arg);
 	case PERF_EVENT_IOC_DISABLE:
-		return shim_enable(fd, ev, false, arg);
+		return shim_enable(ev, false, arg);
 	case PERF_EVENT_IOC_RESET:
 		if (arg & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
 			errno = EINVAL;
@@ -475,25 +500,147 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 	return shim_ioctl(fd, ev, request, arg);
 }
 
+/*
+ * @fd no longer names its event (closed, or about to be replaced by
+ * dup2/dup3).  The event ends with its last descriptor; a closed
+ * leader's members then count on their own, as in perf and pmuctx.  When
+ * the primary goes and a duplicate stays, the duplicate becomes the
+ * primary, for the event and for its members.
+ */
+static void forget(int fd)
+{
+	struct shim_event *ev = lookup(fd), *gone = NULL;
+	int i, next = -1;
+
+	if (!ev)
+		return;
+	pthread_mutex_lock(&table_lock);
+	if (table[fd] != ev)
+		goto out;		/* another thread forgot it first */
+	__atomic_store_n(&table[fd], NULL, __ATOMIC_RELEASE);
+	if (--ev->refs == 0) {
+		if (ev->leader == fd) {
+			for (i = 0; i < table_len; i++)
+				if (table[i] && table[i]->leader == fd)
+					table[i]->leader = table[i]->fd;
+		}
+		gone = ev;
+	} else if (ev->fd == fd) {
+		for (i = 0; i < table_len && next < 0; i++)
+			if (table[i] == ev)
+				next = i;
+		for (i = 0; i < table_len; i++)
+			if (table[i] && table[i]->leader == fd)
+				table[i]->leader = next;
+		ev->fd = next;
+	}
+out:
+	pthread_mutex_unlock(&table_lock);
+	free(gone);
+}
+
+/* @newfd, just made a duplicate of @oldfd, names @oldfd's event too. */
+static int dup_done(int oldfd, int newfd)
+{
+	struct shim_event *ev = lookup(oldfd);
+
+	if (!ev || newfd < 0 || newfd == oldfd)
+		return newfd;
+	pthread_mutex_lock(&table_lock);
+	if (table[oldfd] == ev && !table_put_locked(newfd, ev)) {
+		ev->refs++;
+		if (newfd < ev->fd) {
+			/* the lowest descriptor is the primary: one rule, whatever the order */
+			for (int i = 0; i < table_len; i++)
+				if (table[i] && table[i]->leader == ev->fd)
+					table[i]->leader = newfd;
+			ev->fd = newfd;
+		}
+		pthread_mutex_unlock(&table_lock);
+		return newfd;
+	}
+	pthread_mutex_unlock(&table_lock);
+	/* no room to remember it: a duplicate the shim cannot translate is not returned */
+	real_close(newfd);
+	errno = ENOMEM;
+	return -1;
+}
+
 SHIM_EXPORT int close(int fd)
 {
-	struct shim_event *ev = lookup(fd);
+	shim_init();
+
+	forget(fd);
+	return real_close(fd);
+}
+
+SHIM_EXPORT int dup(int oldfd)
+{
+	shim_init();
+
+	return dup_done(oldfd, real_dup(oldfd));
+}
+
+SHIM_EXPORT int dup2(int oldfd, int newfd)
+{
+	int ret;
 
 	shim_init();
 
-	if (ev) {
-		pthread_mutex_lock(&table_lock);
-		/* a closed leader's members count on their own, as in perf and pmuctx */
-		if (ev->leader == fd) {
-			for (int i = 0; i < table_len; i++)
-				if (table[i] && table[i] != ev && table[i]->leader == fd)
-					table[i]->leader = i;
-		}
-		__atomic_store_n(&table[fd], NULL, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&table_lock);
-		free(ev);
-	}
-	return real_close(fd);
+	ret = real_dup2(oldfd, newfd);
+	if (ret < 0 || oldfd == newfd)
+		return ret;
+	forget(newfd);		/* the kernel closed what it named */
+	return dup_done(oldfd, ret);
+}
+
+SHIM_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	int ret;
+
+	shim_init();
+
+	ret = real_dup3(oldfd, newfd, flags);
+	if (ret < 0)
+		return ret;
+	forget(newfd);
+	return dup_done(oldfd, ret);
+}
+
+static int shim_fcntl(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
+{
+	int ret = real(fd, cmd, arg);
+
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0)
+		return dup_done(fd, ret);
+	return ret;
+}
+
+SHIM_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	unsigned long arg;
+	va_list ap;
+
+	shim_init();
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	return shim_fcntl(real_fcntl, fd, cmd, arg);
+}
+
+/* glibc 2.28's name for it, which programs built with large-file support call. */
+SHIM_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	unsigned long arg;
+	va_list ap;
+
+	shim_init();
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	return shim_fcntl(real_fcntl64 ? real_fcntl64 : real_fcntl, fd, cmd, arg);
 }
 
 /*

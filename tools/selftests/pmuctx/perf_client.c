@@ -5,10 +5,13 @@
  * take.  A member counts only while its leader is enabled, group reads
  * carry the ids PERF_EVENT_IOC_ID gives, PERF_FORMAT_LOST reads 0 after
  * each value, RESET zeroes, prctl(PR_TASK_PERF_EVENTS_*) stops and starts
- * what the process opened, sampling is refused.  Dynamically linked: the
+ * what the process opened, sampling is refused, and a duplicated
+ * descriptor (dup, dup2, fcntl F_DUPFD_CLOEXEC) is the same event, which
+ * lives until its last descriptor closes.  Dynamically linked: the
  * shim is preloaded into it.  TAP output.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +65,72 @@ static uint64_t read_one(int fd)
 	if (read(fd, v, sizeof(v)) != sizeof(v) || v[1])
 		return ~0ULL;
 	return v[0];
+}
+
+/*
+ * A perf event is a file: every descriptor of it reads and controls the
+ * same counter, and closing one leaves the others working.
+ */
+static void dup_checks(void)
+{
+	const __u64 fmt = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+	uint64_t g[1 + 2 * 2], a, b, id0 = 0, id1 = 0;
+	int leader, member, copy, copy2, other, ret;
+	ssize_t got;
+
+	leader = open_event(PERF_COUNT_HW_INSTRUCTIONS, 1, fmt, -1);
+	copy = dup(leader);
+	/* a member opened through the duplicate joins the same group */
+	member = open_event(PERF_COUNT_HW_INSTRUCTIONS, 1, fmt, copy);
+	check(leader >= 0 && copy >= 0 && member >= 0, "dup of a leader; a member opened on the copy",
+	      copy, member);
+	if (leader < 0 || copy < 0 || member < 0)
+		return;
+	ioctl(leader, PERF_EVENT_IOC_ID, &id0);
+	ioctl(copy, PERF_EVENT_IOC_ID, &id1);
+	check(id0 && id0 == id1, "PERF_EVENT_IOC_ID: one event under both descriptors", id0, id1);
+	ioctl(member, PERF_EVENT_IOC_ENABLE, 0);
+	ret = ioctl(copy, PERF_EVENT_IOC_ENABLE, 0);
+	loop(N);
+	ioctl(copy, PERF_EVENT_IOC_DISABLE, 0);
+	got = read(leader, g, sizeof(g));
+	check(!ret && got == (ssize_t)sizeof(g) && g[1] >= 2 * N && g[1] < 2 * N + SLACK && g[3] >= 2 * N,
+	      "ENABLE and DISABLE through the copy drive the group", g[1], g[3]);
+	a = g[1];
+	close(leader);
+	got = read(copy, g, sizeof(g));
+	check(got == (ssize_t)sizeof(g) && g[1] == a, "closing the first descriptor: the copy reads on", g[1], a);
+	ret = ioctl(copy, PERF_EVENT_IOC_ENABLE, 0);
+	loop(N);
+	ioctl(copy, PERF_EVENT_IOC_DISABLE, 0);
+	got = read(copy, g, sizeof(g));
+	check(!ret && got == (ssize_t)sizeof(g) && g[1] - a >= 2 * N && g[1] - a < 2 * N + SLACK &&
+	      g[3] - a >= 2 * N, "... and still enables its member", g[1] - a, g[3] - a);
+
+	copy2 = fcntl(copy, F_DUPFD_CLOEXEC, 100);
+	check(copy2 >= 100 && (fcntl(copy2, F_GETFD) & FD_CLOEXEC), "fcntl F_DUPFD_CLOEXEC", copy2, 100);
+	ret = ioctl(copy2, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
+	got = read(copy, g, sizeof(g));
+	check(!ret && got == (ssize_t)sizeof(g) && g[1] == 0 && g[3] == 0,
+	      "RESET through that copy zeroes the group", g[1], g[3]);
+
+	/* dup2 onto another event's descriptor: that event ends, the name follows */
+	other = open_event(PERF_COUNT_HW_INSTRUCTIONS, 0, 0, -1);
+	ret = dup2(copy2, other);
+	got = read(other, g, sizeof(g));
+	check(ret == other && got == (ssize_t)sizeof(g) && g[0] == 2,
+	      "dup2 over an event: the descriptor now reads the group", ret, g[0]);
+	close(copy);
+	close(copy2);
+	ret = ioctl(other, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+	loop(N);
+	ioctl(other, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+	got = read(other, g, sizeof(g));
+	b = got == (ssize_t)sizeof(g) ? g[3] : ~0ULL;
+	check(!ret && g[1] >= 2 * N && g[1] < 2 * N + SLACK && b >= 2 * N && b < 2 * N + SLACK,
+	      "the last descriptor left drives the group", g[1], b);
+	close(other);
+	close(member);
 }
 
 int main(void)
@@ -142,6 +211,8 @@ int main(void)
 	close(member);
 	close(leader);
 	close(single);
+
+	dup_checks();
 	printf("1..%d\n", n);
 	return failed != 0;
 }
