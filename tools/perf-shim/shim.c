@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -66,6 +67,8 @@ static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
 static int (*real_fcntl64)(int, int, ...);
+static int (*real_close_range)(unsigned int, unsigned int, int);
+static void (*real_closefrom)(int);
 static int debug;
 
 /*
@@ -86,6 +89,8 @@ static void shim_init(void)
 	real_dup3 = (int (*)(int, int, int))dlsym(RTLD_NEXT, "dup3");
 	real_fcntl = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl");
 	real_fcntl64 = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl64");
+	real_close_range = (int (*)(unsigned int, unsigned int, int))dlsym(RTLD_NEXT, "close_range");
+	real_closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
 	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
 			 __ATOMIC_RELEASE);
@@ -572,6 +577,37 @@ SHIM_EXPORT int close(int fd)
 
 	forget(fd);
 	return real_close(fd);
+}
+
+/* glibc 2.34's close_range and closefrom: the events among them end too. */
+SHIM_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	int ret, i, len;
+
+	shim_init();
+
+	ret = real_close_range ? real_close_range(first, last, flags) :
+				 (int)real_syscall(__NR_close_range, first, last, flags);
+	if (ret || (flags & CLOSE_RANGE_CLOEXEC))
+		return ret;
+	len = __atomic_load_n(&table_len, __ATOMIC_ACQUIRE);
+	for (i = first; i < len && (unsigned int)i <= last; i++)
+		forget(i);
+	return 0;
+}
+
+SHIM_EXPORT void closefrom(int lowfd)
+{
+	shim_init();
+
+	if (lowfd < 0)
+		lowfd = 0;
+	if (real_closefrom)
+		real_closefrom(lowfd);
+	else
+		real_syscall(__NR_close_range, lowfd, ~0U, 0);
+	for (int i = lowfd; i < __atomic_load_n(&table_len, __ATOMIC_ACQUIRE); i++)
+		forget(i);
 }
 
 SHIM_EXPORT int dup(int oldfd)

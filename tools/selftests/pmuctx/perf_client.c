@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -130,7 +131,24 @@ static void dup_checks(void)
 	check(!ret && g[1] >= 2 * N && g[1] < 2 * N + SLACK && b >= 2 * N && b < 2 * N + SLACK,
 	      "the last descriptor left drives the group", g[1], b);
 	close(other);
-	close(member);
+
+	/*
+	 * close_range forgets descriptors as close does: the duplicate left
+	 * becomes the one the shim switches the (now leaderless) event through.
+	 */
+	copy = fcntl(member, F_DUPFD, 200);	/* above it: member stays the primary */
+	ioctl(copy, PERF_EVENT_IOC_DISABLE, 0);
+	read(copy, g, sizeof(g));
+	a = g[1];
+	ret = close_range(member, member, 0);
+	ioctl(copy, PERF_EVENT_IOC_ENABLE, 0);
+	loop(N);
+	ioctl(copy, PERF_EVENT_IOC_DISABLE, 0);
+	got = read(copy, g, sizeof(g));
+	check(!ret && got == 3 * sizeof(uint64_t) && g[0] == 1 && g[1] - a >= 2 * N &&
+	      g[1] - a < 2 * N + SLACK, "close_range of the first descriptor: the duplicate drives it",
+	      got, g[1] - a);
+	close(copy);
 }
 
 int main(void)
