@@ -10,6 +10,7 @@
  * lives until its last descriptor closes.  Dynamically linked: the
  * shim is preloaded into it.  TAP output.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>

@@ -18,6 +18,22 @@
 #include <unistd.h>
 #include <linux/pmuctx.h>
 
+/*
+ * PMUCTX_STORM_SCALE=N (1 to 16, default 1) divides the volume of the
+ * storms (their time bounds, round counts and idle families) by N, never
+ * a minimum an assertion needs.  make check's debug lanes set 2: their
+ * job is the checkers (lockdep, KASAN, KCSAN) on every path, which a
+ * smaller storm still takes; volume, where races show, is the stock
+ * lanes' job, at full scale.
+ */
+static inline unsigned int storm_scale(void)
+{
+	const char *s = getenv("PMUCTX_STORM_SCALE");
+	long v = s ? strtol(s, NULL, 10) : 1;
+
+	return v >= 1 && v <= 16 ? v : 1;
+}
+
 static inline int pmuctx_dev(void)
 {
 	static int fd = -1;

@@ -171,7 +171,7 @@ TEST(attach_between_fork_and_first_run)
 
 /* ---- family reads, tree reads and resets racing switches --------------- */
 
-#define IDLE_CLONES	250	/* make the family walk long */
+#define IDLE_CLONES	250	/* make the family walk long; divided by storm_scale() */
 #define BIG_FAULTS	3000	/* the parent's count, the child's is small */
 
 /* Shared with the child: the phase, and the turns each side took. */
@@ -185,6 +185,7 @@ struct stat_race {
 	bool reset_mode;
 	bool tree_mode;		/* process-tree reads, each task's own count */
 	bool inherit_stat;	/* such contexts load at every switch, never swap */
+	int idle_clones;	/* IDLE_CLONES / storm_scale() */
 	struct pp_faults *pf;	/* shared with the child */
 	volatile pid_t kid;	/* the child of the two tasks that run */
 	clockid_t parent_clock, kid_clock;	/* their CPU-time clocks */
@@ -243,9 +244,9 @@ static int tree_read_check(const struct stat_race *sr, pid_t parent,
 		snprintf(why, len, "tree read: %s", strerror(errno));
 		return -1;
 	}
-	if (tr.nr_entries != IDLE_CLONES + 2) {
+	if (tr.nr_entries != sr->idle_clones + 2) {
 		snprintf(why, len, "%u entries, %d tasks live", tr.nr_entries,
-			 IDLE_CLONES + 2);
+			 sr->idle_clones + 2);
 		return -1;
 	}
 	sum = tr.exited_value;
@@ -390,6 +391,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	uint64_t start, end;
 
 	ASSERT_EQ(0, become_nobody());
+	sr->idle_clones = IDLE_CLONES / storm_scale();
 	sr->pf = shared_area(sizeof(*sr->pf));
 	ASSERT_NE(NULL, sr->pf);
 	ASSERT_EQ(0, pipe(blocked));
@@ -404,7 +406,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 			    0, 0);
 	ASSERT_LE(0, sr->fd);
 	touch_small_pages(BIG_FAULTS);
-	for (i = 0; i < IDLE_CLONES; i++) {
+	for (i = 0; i < sr->idle_clones; i++) {
 		idle_pids[i] = fork();
 		ASSERT_LE(0, idle_pids[i]);
 		if (!idle_pids[i]) {
@@ -434,12 +436,12 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st0));
 	sr->pf->phase = 1;
 	/*
-	 * At least 2 s, then until the reader has done 200 reads or resets
+	 * At least 2 s (over the storm scale), then until the reader has done 200 reads or resets
 	 * and the family has switched MIN_SWITCHES times (a loaded debug
 	 * kernel may need longer: 96 loads in the 2 s seen), at most 30 s.
 	 */
 	start = now_ns();
-	end = start + 2000000000ULL;
+	end = start + 2000000000ULL / storm_scale();
 	while (now_ns() < end ||
 	       ((__atomic_load_n(sr->reset_mode ? &sr->resets : &sr->reads,
 				 __ATOMIC_RELAXED) < 200 ||
@@ -463,7 +465,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	write_full(rel[1], "q", 1);
 	ASSERT_EQ(kid, waitpid(kid, &status, 0));
 	close(idle[1]);
-	for (i = 0; i < IDLE_CLONES; i++)
+	for (i = 0; i < sr->idle_clones; i++)
 		waitpid(idle_pids[i], &status, 0);
 	TH_LOG("%ld turns of the parent; the family swapped %llu times, loaded %llu times",
 	       sr->round_trips, (unsigned long long)sr->swaps,
@@ -742,7 +744,8 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 #define CHURN_COUNTERS	64	/* inherited counters: a long clone allocation */
 /*
  * Bounded by time as well (debug kernels fork 30 times slower): at least
- * CHURN_MIN_TOP middles, then as many as fit in CHURN_SECONDS.
+ * CHURN_MIN_TOP middles, then as many as fit in CHURN_SECONDS (both over
+ * storm_scale(): 20 middles alone took 25 s on x86_64-debug).
  */
 #define CHURN_MIN_TOP	20
 #define CHURN_SECONDS	15
@@ -815,9 +818,9 @@ static int churn_forker(struct churn *ch)
 	ioctl(fds[0], PMUCTX_IOC_ENABLE, 0);
 	fb = minflt_thread();
 	ch->forking = 1;
-	end = now_ns() + CHURN_SECONDS * 1000000000ULL;
+	end = now_ns() + CHURN_SECONDS * 1000000000ULL / storm_scale();
 	for (i = 0; i < CHURN_TOP; i++) {
-		if (i >= CHURN_MIN_TOP && now_ns() > end)
+		if (i >= CHURN_MIN_TOP / (int)storm_scale() && now_ns() > end)
 			break;
 		kid = fork();
 		if (kid < 0)
@@ -896,7 +899,7 @@ TEST(fork_churn_inherits_exactly)
 	       (unsigned long long)ch->value,
 	       (unsigned long long)expect_lo, (unsigned long long)expect_hi,
 	       (unsigned long long)ch->inherit_failed, changes);
-	EXPECT_LE(CHURN_MIN_TOP, ch->middles);
+	EXPECT_LE(CHURN_MIN_TOP / (int)storm_scale(), ch->middles);
 	EXPECT_EQ(ch->middles * (CHURN_LEAVES + 1), ch->reports);
 	EXPECT_EQ(0, ch->inherit_failed);
 	EXPECT_LE(expect_lo, ch->value);
@@ -905,7 +908,7 @@ TEST(fork_churn_inherits_exactly)
 
 /* ---- swaps racing every ctx->lock taker --------------------------------- */
 
-#define SWAP_ROUNDS	20000
+#define SWAP_ROUNDS	20000	/* divided by storm_scale() */
 #define SWAP_TOUCH	64	/* a fresh page every so many rounds: faults */
 
 struct swap_race {
@@ -992,6 +995,7 @@ static void touch_every(long round)
 static void swap_race_run(struct __test_metadata *_metadata, bool separate)
 {
 	struct swap_race *sr = shared_area(sizeof(*sr));
+	const long rounds = SWAP_ROUNDS / storm_scale();
 	uint64_t fa, fb, fc, fd, final, lo, hi;
 	int to_kid[2], to_parent[2], status;
 	struct pmuctx_ctx_stats st;
@@ -1027,7 +1031,7 @@ static void swap_race_run(struct __test_metadata *_metadata, bool separate)
 		if (separate &&
 		    pmuctx_open_sw(PMUCTX_SW_CONTEXT_SWITCHES, 0, 0, 0, -1) < 0)
 			_exit(3);
-		for (i = 0; i < SWAP_ROUNDS; i++) {
+		for (i = 0; i < rounds; i++) {
 			read_full(to_kid[0], &c, 1);
 			touch_every(i);
 			write_full(to_parent[1], &c, 1);
@@ -1036,7 +1040,7 @@ static void swap_race_run(struct __test_metadata *_metadata, bool separate)
 		syscall(SYS_exit_group, 0);
 	}
 	sr->phase = 1;
-	for (i = 0; i < SWAP_ROUNDS; i++) {
+	for (i = 0; i < rounds; i++) {
 		write_full(to_kid[1], &c, 1);
 		touch_every(i);
 		read_full(to_parent[0], &c, 1);
@@ -1070,9 +1074,9 @@ static void swap_race_run(struct __test_metadata *_metadata, bool separate)
 	EXPECT_LT(1000, sr->clock_reads);
 	EXPECT_LT(1000, sr->locked_ops);
 	if (separate) {
-		EXPECT_LT(SWAP_ROUNDS, st.tree_loads);
+		EXPECT_LT(rounds, st.tree_loads);
 	} else {
-		EXPECT_LT(SWAP_ROUNDS / 2, st.tree_swaps);
+		EXPECT_LT(rounds / 2, st.tree_swaps);
 	}
 }
 
