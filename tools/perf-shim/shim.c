@@ -66,7 +66,6 @@ static int (*real_dup)(int);
 static int (*real_dup2)(int, int);
 static int (*real_dup3)(int, int, int);
 static int (*real_fcntl)(int, int, ...);
-static int (*real_fcntl64)(int, int, ...);
 static int (*real_close_range)(unsigned int, unsigned int, int);
 static void (*real_closefrom)(int);
 static int debug;
@@ -88,7 +87,6 @@ static void shim_init(void)
 	real_dup2 = (int (*)(int, int))dlsym(RTLD_NEXT, "dup2");
 	real_dup3 = (int (*)(int, int, int))dlsym(RTLD_NEXT, "dup3");
 	real_fcntl = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl");
-	real_fcntl64 = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl64");
 	real_close_range = (int (*)(unsigned int, unsigned int, int))dlsym(RTLD_NEXT, "close_range");
 	real_closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
@@ -643,9 +641,9 @@ SHIM_EXPORT int dup3(int oldfd, int newfd, int flags)
 	return dup_done(oldfd, ret);
 }
 
-static int shim_fcntl(int (*real)(int, int, ...), int fd, int cmd, unsigned long arg)
+static int shim_fcntl(int fd, int cmd, unsigned long arg)
 {
-	int ret = real(fd, cmd, arg);
+	int ret = real_fcntl(fd, cmd, arg);
 
 	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0)
 		return dup_done(fd, ret);
@@ -662,22 +660,14 @@ SHIM_EXPORT int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
-	return shim_fcntl(real_fcntl, fd, cmd, arg);
+	return shim_fcntl(fd, cmd, arg);
 }
 
-/* glibc 2.28's name for it, which programs built with large-file support call. */
-SHIM_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	unsigned long arg;
-	va_list ap;
-
-	shim_init();
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, unsigned long);
-	va_end(ap);
-	return shim_fcntl(real_fcntl64 ? real_fcntl64 : real_fcntl, fd, cmd, arg);
-}
+/*
+ * glibc 2.28's name for it, which programs built with large-file support
+ * call: on a 64-bit ABI the same function.
+ */
+SHIM_EXPORT __typeof__(fcntl) fcntl64 __attribute__((alias("fcntl")));
 
 /*
  * PR_TASK_PERF_EVENTS_DISABLE/ENABLE: the events this process opened, as
