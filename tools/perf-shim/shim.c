@@ -504,6 +504,18 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 }
 
 /*
+ * @ev's primary descriptor becomes @fd: for the event, and for its members
+ * if it leads a group.  Under table_lock.
+ */
+static void set_primary(struct shim_event *ev, int fd)
+{
+	for (int i = 0; i < table_len; i++)
+		if (table[i] && table[i]->leader == ev->fd)
+			table[i]->leader = fd;
+	ev->fd = fd;
+}
+
+/*
  * @fd no longer names its event (closed, or about to be replaced by
  * dup2/dup3).  The event ends with its last descriptor; a closed
  * leader's members then count on their own, as in perf and pmuctx.  When
@@ -532,10 +544,7 @@ static void forget(int fd)
 		for (i = 0; i < table_len && next < 0; i++)
 			if (table[i] == ev)
 				next = i;
-		for (i = 0; i < table_len; i++)
-			if (table[i] && table[i]->leader == fd)
-				table[i]->leader = next;
-		ev->fd = next;
+		set_primary(ev, next);
 	}
 out:
 	pthread_mutex_unlock(&table_lock);
@@ -552,13 +561,9 @@ static int dup_done(int oldfd, int newfd)
 	pthread_mutex_lock(&table_lock);
 	if (table[oldfd] == ev && !table_put_locked(newfd, ev)) {
 		ev->refs++;
-		if (newfd < ev->fd) {
-			/* the lowest descriptor is the primary: one rule, whatever the order */
-			for (int i = 0; i < table_len; i++)
-				if (table[i] && table[i]->leader == ev->fd)
-					table[i]->leader = newfd;
-			ev->fd = newfd;
-		}
+		/* the lowest descriptor is the primary: one rule, whatever the order */
+		if (newfd < ev->fd)
+			set_primary(ev, newfd);
 		pthread_mutex_unlock(&table_lock);
 		return newfd;
 	}
@@ -641,26 +646,21 @@ SHIM_EXPORT int dup3(int oldfd, int newfd, int flags)
 	return dup_done(oldfd, ret);
 }
 
-static int shim_fcntl(int fd, int cmd, unsigned long arg)
-{
-	int ret = real_fcntl(fd, cmd, arg);
-
-	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0)
-		return dup_done(fd, ret);
-	return ret;
-}
-
 SHIM_EXPORT int fcntl(int fd, int cmd, ...)
 {
 	unsigned long arg;
 	va_list ap;
+	int ret;
 
 	shim_init();
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
-	return shim_fcntl(fd, cmd, arg);
+	ret = real_fcntl(fd, cmd, arg);
+	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0)
+		return dup_done(fd, ret);
+	return ret;
 }
 
 /*

@@ -436,9 +436,10 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st0));
 	sr->pf->phase = 1;
 	/*
-	 * At least 2 s (over the storm scale), then until the reader has done 200 reads or resets
-	 * and the family has switched MIN_SWITCHES times (a loaded debug
-	 * kernel may need longer: 96 loads in the 2 s seen), at most 30 s.
+	 * At least 2 s (over the storm scale), then until the reader has
+	 * done 200 reads or resets and the family has switched MIN_SWITCHES
+	 * times (a loaded debug kernel may need longer: 96 loads in the 2 s
+	 * seen), at most 30 s.
 	 */
 	start = now_ns();
 	end = start + 2000000000ULL / storm_scale();
