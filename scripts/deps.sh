@@ -80,9 +80,35 @@ extract_source() {
 	touch "$stamp"
 }
 
+# The x86_64 PMU lane's QEMU: Debian's qemu source with our patches
+# (scripts/qemu/README), ~11 minutes cold on 2 cores, then cached by the
+# patch series' key.  Its log is build/qemu-build.log.  A heavy build like
+# the debug kernels: skipped with them (make demo, make bench) unless
+# PMUCTX_DEPS_QEMU=1; vm-run --pmu builds it when missing.  It builds
+# beside the debug kernels: their single-threaded stretches (extraction,
+# objtool and kallsyms links) and its own (download, configure) leave a
+# CPU idle when either builds alone.
+build_qemu() {
+	local qlog=$PMUCTX_BUILD/qemu-build.log t0
+	t0=$(date +%s)
+	if PMUCTX_QEMU_LOG=$qlog "$PMUCTX_TOP"/scripts/qemu/build >/dev/null; then
+		log "qemu (x86_64 PMU lane): built $("$PMUCTX_TOP"/scripts/qemu/build --key) in $(( $(date +%s) - t0 ))s (log: $qlog)"
+	else
+		log "qemu (x86_64 PMU lane): build FAILED after $(( $(date +%s) - t0 ))s (log: $qlog)"
+		return 1
+	fi
+}
 install_host_packages
 pmuctx_kernel_facts
 fetch_arm64
+# After fetch_arm64's apt-get update: the QEMU build reads the host's apt
+# lists to find the archive.
+qemu_pid=
+if [ "${PMUCTX_DEPS_QEMU:-${PMUCTX_DEPS_DEBUG_KERNELS:-1}}" = 1 ] && ! "$PMUCTX_TOP"/scripts/qemu/build --path >/dev/null; then
+	mkdir -p "$PMUCTX_BUILD"
+	build_qemu &
+	qemu_pid=$!
+fi
 extract_source
 # The debug kernels' build output has its own log; this one gets a line.
 if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ]; then
@@ -98,19 +124,7 @@ if [ -x "$PMUCTX_TOP/scripts/debug-kernel" ] && [ "${PMUCTX_DEPS_DEBUG_KERNELS:-
 		exit 1
 	fi
 fi
-# The x86_64 PMU lane's QEMU: Debian's qemu source with our patches
-# (scripts/qemu/README), ~11 minutes cold on 2 cores, then cached by the
-# patch series' key.  Its log is build/qemu-build.log.  A heavy build like
-# the debug kernels: skipped with them (make demo, make bench) unless
-# PMUCTX_DEPS_QEMU=1; vm-run --pmu builds it when missing.
-if [ "${PMUCTX_DEPS_QEMU:-${PMUCTX_DEPS_DEBUG_KERNELS:-1}}" = 1 ] && ! "$PMUCTX_TOP"/scripts/qemu/build --path >/dev/null; then
-	qlog=$PMUCTX_BUILD/qemu-build.log
-	t0=$(date +%s)
-	if PMUCTX_QEMU_LOG=$qlog "$PMUCTX_TOP"/scripts/qemu/build >/dev/null; then
-		log "qemu (x86_64 PMU lane): built $("$PMUCTX_TOP"/scripts/qemu/build --key) in $(( $(date +%s) - t0 ))s (log: $qlog)"
-	else
-		log "qemu (x86_64 PMU lane): build FAILED after $(( $(date +%s) - t0 ))s (log: $qlog)"
-		exit 1
-	fi
+if [ -n "$qemu_pid" ] && ! wait "$qemu_pid"; then
+	exit 1
 fi
 log "ready: kernel $KABI ($KDEBVER), cache $PMUCTX_CACHE"
