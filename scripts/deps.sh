@@ -61,6 +61,33 @@ fetch_arm64() {
 	touch "$stamp"
 }
 
+# Debian's perf for arm64 guests (vm-run --arch arm64 --perf): linux-perf
+# of the host's version for arm64 and the arm64 libraries of its dependency
+# closure (libc6, libelf1, libpython3.11, ...), unpacked into the cache as
+# the arm64 kernel is, never installed.  vm-run copies perf and the
+# libraries it, the shim and their libraries need (by their DT_NEEDED).
+fetch_arm64_perf() {
+	local ver root dl pkgs
+	ver=$(dpkg-query -W -f='${Version}' linux-perf 2>/dev/null) || return 0
+	root=$PMUCTX_CACHE/arm64/perf-$ver/root
+	[ -f "$root/.complete" ] && return 0
+	apt_update_once
+	dl=$PMUCTX_CACHE/arm64/perf-$ver/debs
+	rm -rf "$root" "$dl"
+	mkdir -p "$dl" "$root"
+	# Libraries only: -stdlib and -minimal are Python's modules, not its library.
+	mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests \
+		--no-conflicts --no-breaks --no-replaces --no-enhances "linux-perf:arm64=$ver" |
+		grep -E '^(lib[^ ]*|zlib1g):arm64$' | grep -vE -- '-(stdlib|minimal):' | sort -u)
+	log "downloading arm64 linux-perf $ver and ${#pkgs[@]} libraries"
+	(cd "$dl" && apt-get download -qq "linux-perf:arm64=$ver" "${pkgs[@]}") 2>&1 |
+		grep -v '^W: Download is performed unsandboxed' || true
+	for f in "$dl"/*.deb; do dpkg-deb -x "$f" "$root"; done
+	[ -x "$root/usr/bin/perf" ] || { echo "deps: arm64 linux-perf has no /usr/bin/perf" >&2; exit 1; }
+	rm -rf "$dl"
+	touch "$root/.complete"
+}
+
 # Only the pieces of linux-source we use: the kselftest harness, checkpatch
 # and its data, perf's pmu-events tree (read by the event-table import test).
 extract_source() {
@@ -101,6 +128,8 @@ build_qemu() {
 install_host_packages
 pmuctx_kernel_facts
 fetch_arm64
+# Heavy like the debug kernels, and skipped with them (make demo).
+[ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ] && fetch_arm64_perf
 # After fetch_arm64's apt-get update: the QEMU build reads the host's apt
 # lists to find the archive.
 qemu_pid=

@@ -69,6 +69,13 @@ static int (*real_fcntl)(int, int, ...);
 static int (*real_close_range)(unsigned int, unsigned int, int);
 static void (*real_closefrom)(int);
 static int debug;
+/*
+ * PMUCTX_PERF_ROUTE=kernel: every perf_event_open goes to the kernel, the
+ * shim still loaded.  A/B runs (perf_parity.sh) set it to "kernel" or
+ * "pmuctx", two words of one length: the counted program's environment is
+ * then the same size in both, and so are its startup's counts.
+ */
+static bool route_kernel;
 
 /*
  * Other libraries' constructors may read() before ours runs: every
@@ -90,6 +97,7 @@ static void shim_init(void)
 	real_close_range = (int (*)(unsigned int, unsigned int, int))dlsym(RTLD_NEXT, "close_range");
 	real_closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
+	route_kernel = getenv("PMUCTX_PERF_ROUTE") && !strcmp(getenv("PMUCTX_PERF_ROUTE"), "kernel");
 	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
 			 __ATOMIC_RELEASE);
 }
@@ -218,6 +226,8 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	__u32 size;
 	int fd, err;
 
+	if (route_kernel)
+		return real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
 	if (!uattr) {
 		errno = EFAULT;
 		return -1;
