@@ -9,14 +9,18 @@
  * stricter and /dev/pmuctx is usable, fopen() of the file reads that
  * level instead.  Only fopen() and fopen64(), only for reading: perf reads
  * it with open() and copes with any level, and a software event still
- * meets the kernel's own level at perf_event_open().
+ * meets the kernel's own level at perf_event_open().  Other paths go
+ * through sysfs.c's redirection (perf's PMU directory), as open()'s do.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "sysfs.h"
 
 #define SHIM_EXPORT __attribute__((visibility("default")))
 
@@ -60,6 +64,7 @@ static FILE *shim_fopen(fopen_fn *cache, const char *sym, const char *path,
 			const char *mode)
 {
 	fopen_fn real = __atomic_load_n(cache, __ATOMIC_RELAXED);
+	char buf[PATH_MAX];
 	FILE *f;
 
 	if (!real) {
@@ -73,7 +78,7 @@ static FILE *shim_fopen(fopen_fn *cache, const char *sym, const char *path,
 		if (f)
 			return f;
 	}
-	return real(path, mode);
+	return real(shim_sysfs_path(path, buf, sizeof(buf)), mode);
 }
 
 static fopen_fn real_fopen, real_fopen64;

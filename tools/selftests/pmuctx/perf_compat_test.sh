@@ -79,6 +79,38 @@ own_cyc=$(field "$T/own" cycles:u 1)
 check "perf's instructions:u equal pmuctx stat's ($ins1, $own_ins)" "[ '$ins1' = '$own_ins' ]"
 check "perf's cycles:u equal pmuctx stat's ($cyc1, $own_cyc)" "[ '$cyc1' = '$own_cyc' ]"
 
+# ---- perf's PMU syntax: the core PMU's sysfs directory, made by pmuctx exec ----
+# (as perf lists it: the guest's ls is static, the library is not in it)
+pmu=$($P exec -- perf list --no-desc pmu 2>/dev/null |
+	grep -o -E '(^| )(cpu|armv8_[a-z0-9_]+)/' | head -n 1 | tr -d ' /')
+case $backend in
+intel-perfmon*) raw_ins=event=0xc0 alias_ins=instructions ;;
+*) raw_ins=event=0x08 alias_ins=inst_retired ;;
+esac
+check "pmuctx exec shows perf a core PMU ('$pmu')" "[ -n '$pmu' ]"
+pstat "$T/pmu" -e "$pmu/$raw_ins/u,$pmu/$alias_ins/u" -- "$LOOP" 1000000
+rc=$?
+p_raw=$(field "$T/pmu" "$pmu/$raw_ins/u" 1)
+p_alias=$(field "$T/pmu" "$pmu/$alias_ins/u" 1)
+check "$pmu/$raw_ins/u and $pmu/$alias_ins/u count instructions:u (exit $rc; $p_raw, $p_alias, $ins1)" \
+	"[ $rc -eq 0 ] && [ '$p_raw' = '$ins1' ] && [ '$p_alias' = '$ins1' ]"
+check "perf alone has no $pmu PMU here (perf's driver is out)" \
+	"[ ! -e /sys/bus/event_source/devices/$pmu ]"
+check "pmuctx exec removed its copy of perf's PMU directory" \
+	"! ls -d \${TMPDIR:-/tmp}/pmuctx-sysfs.* 2>/dev/null"
+$P exec -- perf list --no-desc pmu > "$T/list" 2> "$T/err"
+check "perf list shows $pmu/$alias_ins/ as a PMU event" "grep -q '$pmu/$alias_ins/' '$T/list'"
+if [ $pmu = cpu ]; then
+	# a core PMU gets perf's own event table for the CPU (Skylake here)
+	pstat "$T/json" -e inst_retired.any:u -- "$LOOP" 1000000
+	check "perf's JSON name inst_retired.any:u counts instructions:u ($(field "$T/json" inst_retired.any:u 1))" \
+		"[ \"\$(field '$T/json' inst_retired.any:u 1)\" = '$ins1' ]"
+	# (named: the -x, output's fields are split at commas)
+	pstat "$T/cmask" -e cpu/event=0xc0,cmask=1,name=cmask_one/u -- "$LOOP" 1000000
+	check "cpu/event=0xc0,cmask=1/u is <not supported>: pmuctx programs bits 15:0 ($(field "$T/cmask" cmask_one 1))" \
+		"[ \"\$(field '$T/cmask' cmask_one 1)\" = '<not supported>' ]"
+fi
+
 # ---- a group: PERF_FORMAT_GROUP|ID reads, members gated by the leader ----
 pstat "$T/grp" -e '{instructions:u,cycles:u}' -- "$LOOP" 1000000
 g_ins=$(field "$T/grp" instructions:u 1)

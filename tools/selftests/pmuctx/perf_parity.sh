@@ -18,9 +18,17 @@ mkdir -p "$T"
 echo 0 > /proc/sys/kernel/randomize_va_space
 
 # Raw codes of instructions and cycles; x86's fixed-counter-only ref-cycles
+# perf's PMU syntax on the core PMU's sysfs directory (the kernel's, or
+# pmuctx exec's copy)
+# pmuctx exec's copy), by the name perf finds there
+core=$(env PMUCTX_PERF_ROUTE="$route" $P exec -- perf list --no-desc pmu 2>/dev/null |
+	grep -o -E '(^| )(cpu|armv8_[a-z0-9_]+)/' | head -n 1 | tr -d ' /')
+echo "PERF-PARITY|pmu|name|$core|"
 case $(uname -m) in
-x86_64) raw="rc0:u,r3c:u" extra="ref-cycles:u" ;;
-aarch64) raw="r08:u,r11:u" extra="stalled-cycles-frontend:u" ;;
+x86_64) raw="rc0:u,r3c:u" extra="ref-cycles:u"
+	pmu="$core/event=0xc0/u,$core/instructions/u,$core/cpu-cycles/u" ;;
+aarch64) raw="r08:u,r11:u" extra="stalled-cycles-frontend:u"
+	pmu="$core/event=0x08/u,$core/inst_retired/u,$core/cpu_cycles/u" ;;
 esac
 fail=0
 one() {	# one CASE PERF-STAT-ARGS...
@@ -40,6 +48,7 @@ one single -e instructions:u,cycles:u -- "$LOOP" 1000000
 one group -e '{instructions:u,cycles:u}' -- "$LOOP" 1000000
 one raw -e "$raw" -- "$LOOP" 1000000
 one extra -e "$extra" -- "$LOOP" 1000000
+one pmu -e "$pmu" -- "$LOOP" 1000000
 one repeat -r 3 -e instructions:u -- "$LOOP" 1000000
 one inherit -e instructions:u,cycles:u -- "$LOOP" 1000000 2
 one no-inherit --no-inherit -e instructions:u -- "$LOOP" 1000000 2
