@@ -98,6 +98,15 @@ check "perf alone has no $pmu PMU here (perf's driver is out)" \
 	"[ ! -e /sys/bus/event_source/devices/$pmu ]"
 check "pmuctx exec removed its copy of perf's PMU directory" \
 	"! ls -d \${TMPDIR:-/tmp}/pmuctx-sysfs.* 2>/dev/null"
+# the copy is its user's alone, and an unprivileged user's perf uses it
+$P exec -- sh -c 'ls -ld "$PMUCTX_PERF_SYSFS/.."' > "$T/mode" 2> "$T/err"
+check "the copy's directory is mode 0700 ($(cut -c1-10 "$T/mode"))" "grep -q '^drwx------ ' '$T/mode'"
+chmod 1777 "$T"
+"$(dirname "$0")/run_as" 65534 env TMPDIR="$T" $P exec -- perf stat -x, -o "$T/nobody" \
+	-e "$pmu/$raw_ins/u" -- "$LOOP" 1000000 > "$T/out" 2> "$T/err"
+rc=$?
+check "as uid 65534: $pmu/$raw_ins/u counts (exit $rc, $(field "$T/nobody" "$pmu/$raw_ins/u" 1))" \
+	"[ $rc -eq 0 ] && is_count \"\$(field '$T/nobody' '$pmu/$raw_ins/u' 1)\""
 $P exec -- perf list --no-desc pmu > "$T/list" 2> "$T/err"
 check "perf list shows $pmu/$alias_ins/ as a PMU event" "grep -q '$pmu/$alias_ins/' '$T/list'"
 if [ $pmu = cpu ]; then
