@@ -29,6 +29,16 @@ install_host_packages() {
 		--no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# download_unpack DIR ROOT PKG...: Debian's packages into DIR, unpacked
+# into ROOT (not installed).
+download_unpack() {
+	local dl=$1 root=$2 f
+	shift 2
+	(cd "$dl" && apt-get download -qq "$@") 2>&1 |
+		grep -v '^W: Download is performed unsandboxed' || true
+	for f in "$dl"/*.deb; do dpkg-deb -x "$f" "$root"; done
+}
+
 # The arm64 kernel is never installed system-wide: it is unpacked into the
 # cache, and its headers are made usable from amd64 by pointing their
 # scripts/ and tools/ at the amd64 kbuild of the same series.
@@ -45,11 +55,8 @@ fetch_arm64() {
 	rm -rf "$ARM64_ROOT" "$dl"
 	mkdir -p "$dl" "$ARM64_ROOT"
 	log "downloading arm64 kernel $KDEBVER and busybox"
-	(cd "$dl" && apt-get download -qq \
-		"linux-image-$KABI-arm64:arm64=$KDEBVER" \
-		"linux-headers-$KABI-arm64:arm64=$KDEBVER" \
-		busybox-static:arm64) 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
-	for f in "$dl"/*.deb; do dpkg-deb -x "$f" "$ARM64_ROOT"; done
+	download_unpack "$dl" "$ARM64_ROOT" "linux-image-$KABI-arm64:arm64=$KDEBVER" \
+		"linux-headers-$KABI-arm64:arm64=$KDEBVER" busybox-static:arm64
 	hdr=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
 	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/scripts" "$hdr/scripts"
 	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/tools" "$hdr/tools"
@@ -80,9 +87,7 @@ fetch_arm64_perf() {
 		--no-conflicts --no-breaks --no-replaces --no-enhances "linux-perf:arm64=$ver" |
 		grep -E '^(lib[^ ]*|zlib1g):arm64$' | grep -vE -- '-(stdlib|minimal):' | sort -u)
 	log "downloading arm64 linux-perf $ver and ${#pkgs[@]} libraries"
-	(cd "$dl" && apt-get download -qq "linux-perf:arm64=$ver" "${pkgs[@]}") 2>&1 |
-		grep -v '^W: Download is performed unsandboxed' || true
-	for f in "$dl"/*.deb; do dpkg-deb -x "$f" "$root"; done
+	download_unpack "$dl" "$root" "linux-perf:arm64=$ver" "${pkgs[@]}"
 	[ -x "$root/usr/bin/perf" ] || { echo "deps: arm64 linux-perf has no /usr/bin/perf" >&2; exit 1; }
 	rm -rf "$dl"
 	touch "$root/.complete"

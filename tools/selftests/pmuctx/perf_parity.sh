@@ -17,10 +17,10 @@ T=${TMPDIR:-/tmp}/perf_parity.$$
 mkdir -p "$T"
 echo 0 > /proc/sys/kernel/randomize_va_space
 
-# Raw codes of instructions and cycles; x86's fixed-counter-only ref-cycles
-# perf's PMU syntax on the core PMU's sysfs directory (the kernel's, or
-# pmuctx exec's copy)
-# pmuctx exec's copy), by the name perf finds there
+# The core PMU's name as perf finds it in sysfs (the kernel's directory, or
+# pmuctx exec's copy); then per arch: the raw codes of instructions and
+# cycles, an extra event (x86's fixed-counter-only ref-cycles), and perf's
+# PMU syntax on the core PMU.
 core=$(env PMUCTX_PERF_ROUTE="$route" $P exec -- perf list --no-desc pmu 2>/dev/null |
 	grep -o -E '(^| )(cpu|armv8_[a-z0-9_]+)/' | head -n 1 | tr -d ' /')
 echo "PERF-PARITY|pmu|name|$core|"
