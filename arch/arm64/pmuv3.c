@@ -218,6 +218,13 @@ static void pmuv3_start(struct pmuctx_counter *c)
 	pmuv3_enable_mask(BIT(c->hw_idx));
 }
 
+/* @c's register @left events from its overflow (at most PMU_MAX_PERIOD). */
+static void pmuv3_arm(struct pmuctx_counter *c, u64 left)
+{
+	c->hw_prev = pmuv3_start_value(c->hw_idx, min(left, PMU_MAX_PERIOD));
+	pmuv3_write_counter(c->hw_idx, c->hw_prev);
+}
+
 /*
  * A sampling counter's periods that elapsed in @delta more events: account
  * them and re-arm.  @regs: the interrupted ones, or NULL outside the
@@ -229,6 +236,15 @@ static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
 {
 	u64 n;
 
+	/*
+	 * Events while the counter is off are no period's: re-armed here,
+	 * its next overflow comes @period_left counted events after it
+	 * counts again, since a fold precedes every change of counting.
+	 */
+	if (!pmuctx_counter_counting(c)) {
+		pmuv3_arm(c, max(c->period_left, arm_floor));
+		return;
+	}
 	if (!regs && current->mm)
 		regs = task_pt_regs(current);
 
@@ -236,10 +252,7 @@ static noinline void pmuv3_fold_periods(struct pmuctx_counter *c,
 	if (!n)
 		return;
 	/* Armed further ahead when throttled: @period_left stays exact. */
-	c->hw_prev = pmuv3_start_value(c->hw_idx,
-				       min(max(c->period_left, arm_floor),
-					   PMU_MAX_PERIOD));
-	pmuv3_write_counter(c->hw_idx, c->hw_prev);
+	pmuv3_arm(c, max(c->period_left, arm_floor));
 	pmuctx_counter_overflowed(c, regs, n);
 }
 

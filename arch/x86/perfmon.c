@@ -357,6 +357,20 @@ static u64 perfmon_program_one(struct pmuctx_counter *c)
 }
 
 /*
+ * With a start_headroom, a counting counter that wrapped starts again that
+ * far (or the throttle's floor) before its next wrap: the lane's tests
+ * cross a wrap every @left events, each folded by the NMI's irq_work.  As
+ * for a sampling counter's re-arm, kernel-mode events between the read and
+ * this write are not counted; the default (0) never re-arms.  A sampling
+ * counter that is off is re-armed so too (perfmon_fold_periods()).
+ */
+static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
+{
+	c->hw_prev = perfmon_start_value(c->hw_idx, min_t(u64, left, PERFMON_MAX_PERIOD));
+	perfmon_write_counter(c->hw_idx, c->hw_prev);
+}
+
+/*
  * A sampling counter's periods that elapsed in @delta more events: account
  * them and re-arm, as the arm64 backend does.  @regs: where the overflow
  * NMI found the task, or NULL, when a sample records where the task was in
@@ -368,6 +382,15 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 {
 	u64 n;
 
+	/*
+	 * Events while the counter is off are no period's: re-armed here,
+	 * its next overflow comes @period_left counted events after it
+	 * counts again, since a fold precedes every change of counting.
+	 */
+	if (!pmuctx_counter_counting(c)) {
+		perfmon_rearm_counting(c, max(c->period_left, arm_floor));
+		return;
+	}
 	if (!regs && current->mm)
 		regs = task_pt_regs(current);
 
@@ -380,19 +403,6 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 					     PERFMON_MAX_PERIOD));
 	perfmon_write_counter(c->hw_idx, c->hw_prev);
 	pmuctx_counter_overflowed(c, regs, n);
-}
-
-/*
- * With a start_headroom, a counting counter that wrapped starts again that
- * far (or the throttle's floor) before its next wrap: the lane's tests
- * cross a wrap every @left events, each folded by the NMI's irq_work.  As
- * for a sampling counter's re-arm, kernel-mode events between the read and
- * this write are not counted; the default (0) never re-arms.
- */
-static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
-{
-	c->hw_prev = perfmon_start_value(c->hw_idx, min_t(u64, left, PERFMON_MAX_PERIOD));
-	perfmon_write_counter(c->hw_idx, c->hw_prev);
 }
 
 /*

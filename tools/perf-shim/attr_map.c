@@ -8,10 +8,13 @@
  * events on a CPU, tracepoints, breakpoints, dynamic PMUs) go to the kernel.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "attr_map.h"
+#include "ring.h"
 #include "evdb_internal.h"
 #include "pmuctx_events.h"
 
@@ -98,6 +101,44 @@ static void map_software(unsigned long long config, struct perf_map *m)
 	m->attr.type = PMUCTX_TYPE_SOFTWARE;
 }
 
+/*
+ * A sampling event: its overflows become the records of perf's ring
+ * (ring.c) for the sample_type bits a pmuctx sample holds.  What perf
+ * would add beside them (side-band records of the task's mmaps, comms,
+ * forks; read values, call chains, registers) pmuctx does not record.
+ */
+static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
+{
+	if (pa->freq) {
+		refuse(m, EOPNOTSUPP, "frequency sampling: pmuctx samples every sample_period events (perf record -c)");
+		return;
+	}
+	if (pa->type == PERF_TYPE_SOFTWARE) {
+		refuse(m, EOPNOTSUPP, "pmuctx's software counters do not sample");
+		return;
+	}
+	if (pa->sample_period > UINT32_MAX) {
+		refuse(m, EINVAL, "sample_period above 2^32 - 1");
+		return;
+	}
+	if (pa->sample_type & ~(__u64)RING_SAMPLE_TYPES) {
+		refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, PERIOD and IDENTIFIER");
+		return;
+	}
+	if (pa->mmap || pa->mmap2 || pa->comm || pa->task || pa->mmap_data || pa->namespaces ||
+	    pa->ksymbol || pa->bpf_event || pa->cgroup || pa->text_poke || pa->context_switch ||
+	    pa->build_id || pa->write_backward) {
+		refuse(m, EOPNOTSUPP, "side-band records and backward rings are not written by pmuctx");
+		return;
+	}
+	/* pmuctx's sample times are CLOCK_MONOTONIC's; perf's default clock is its own */
+	if (pa->use_clockid && pa->clockid != CLOCK_MONOTONIC) {
+		refuse(m, EOPNOTSUPP, "sample times on a clock other than CLOCK_MONOTONIC");
+		return;
+	}
+	m->attr.sample_period = pa->sample_period;
+}
+
 static int is_hardware_type(__u32 type)
 {
 	return type == PERF_TYPE_HARDWARE || type == PERF_TYPE_HW_CACHE || type == PERF_TYPE_RAW;
@@ -129,10 +170,10 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 		refuse(m, EINVAL, "PERF_FLAG_FD_NO_GROUP and PERF_FLAG_FD_OUTPUT are ring-buffer flags");
 		return;
 	}
-	if (pa->freq || pa->sample_period) {
-		refuse(m, EOPNOTSUPP, "sampling needs perf's ring buffer, which pmuctx does not have");
+	if (pa->sample_period)
+		map_sampling(pa, m);
+	if (m->route != PERF_MAP_PMUCTX)
 		return;
-	}
 	if (pa->read_format & ~(__u64)PERF_MAP_READ_FORMATS) {
 		refuse(m, EINVAL, "unknown read_format bit");
 		return;

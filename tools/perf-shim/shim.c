@@ -10,6 +10,11 @@
  * counter however many descriptors name it, and lives until the last
  * is closed, as a perf event lives with its file.
  *
+ * A sampling event's mmap() gets perf's ring (ring.c), which the shim
+ * fills from pmuctx's samples when the program looks for them: in its
+ * overflow signal's handler (signals.c), after a poll, select or
+ * epoll_wait returns, and before a disable.
+ *
  * perf's group semantics differ from pmuctx's in one way: a perf group
  * counts only while its leader is enabled, a pmuctx member counts whenever
  * it is.  The shim keeps perf's own enable state per event and enables a
@@ -21,21 +26,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attr_map.h"
 #include "pmuctx_abi.h"
 #include "pmuctx_events.h"
+#include "ring.h"
+#include "signals.h"
 
 _Static_assert(PERF_FORMAT_TOTAL_TIME_ENABLED == PMUCTX_FORMAT_TOTAL_TIME_ENABLED &&
 	       PERF_FORMAT_TOTAL_TIME_RUNNING == PMUCTX_FORMAT_TOTAL_TIME_RUNNING &&
@@ -51,15 +63,31 @@ struct shim_event {
 	uint64_t read_format;	/* perf's, as asked */
 	bool own_on;		/* perf's enable state of the event itself */
 	bool on_exec;		/* disabled until exec: pmuctx's ENABLE_ON_EXEC holds it */
+	bool inherit;
+	/* sampling events (sample_period): perf's ring once mapped */
+	bool sampling;
+	struct ring_format fmt;
+	struct perf_ring *ring;	/* set under table_lock, read by drains without it */
+	int ring_busy;		/* 1 while a drain or the event's end holds the ring */
+	int poll_pending;	/* records written since the last poll said so */
 };
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_event **table;	/* by fd */
 static int table_len;
+static int rings;		/* events with a ring: 0 spares every poll a table walk */
 
 static long (*real_syscall)(long, ...);
 static int (*real_ioctl)(int, unsigned long, ...);
 static ssize_t (*real_read)(int, void *, size_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_poll)(struct pollfd *, nfds_t, int);
+static int (*real_ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+static int (*real_select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static int (*real_pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+			   const sigset_t *);
+static int (*real_epoll_wait)(int, struct epoll_event *, int, int);
+static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 static int (*real_close)(int);
 static int (*real_prctl)(int, ...);
 static int (*real_dup)(int);
@@ -96,6 +124,17 @@ static void shim_init(void)
 	real_fcntl = (int (*)(int, int, ...))dlsym(RTLD_NEXT, "fcntl");
 	real_close_range = (int (*)(unsigned int, unsigned int, int))dlsym(RTLD_NEXT, "close_range");
 	real_closefrom = (void (*)(int))dlsym(RTLD_NEXT, "closefrom");
+	real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+	real_poll = (int (*)(struct pollfd *, nfds_t, int))dlsym(RTLD_NEXT, "poll");
+	real_ppoll = (int (*)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *))
+		dlsym(RTLD_NEXT, "ppoll");
+	real_select = (int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *))
+		dlsym(RTLD_NEXT, "select");
+	real_pselect = (int (*)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+				const sigset_t *))dlsym(RTLD_NEXT, "pselect");
+	real_epoll_wait = (int (*)(int, struct epoll_event *, int, int))dlsym(RTLD_NEXT, "epoll_wait");
+	real_epoll_pwait = (int (*)(int, struct epoll_event *, int, int, const sigset_t *))
+		dlsym(RTLD_NEXT, "epoll_pwait");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
 	route_kernel = getenv("PMUCTX_PERF_ROUTE") && !strcmp(getenv("PMUCTX_PERF_ROUTE"), "kernel");
 	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
@@ -110,6 +149,26 @@ static struct shim_event *lookup(int fd)
 	if (fd < 0 || fd >= __atomic_load_n(&table_len, __ATOMIC_ACQUIRE))
 		return NULL;
 	return __atomic_load_n(&table[fd], __ATOMIC_ACQUIRE);
+}
+
+/*
+ * table_lock is held with every signal blocked: a program's overflow
+ * handler (PAPI's) calls ioctl and close, which take it too, and may
+ * interrupt its thread while that holds it.
+ */
+static void table_lock_take(sigset_t *saved)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, saved);
+	pthread_mutex_lock(&table_lock);
+}
+
+static void table_lock_give(const sigset_t *saved)
+{
+	pthread_mutex_unlock(&table_lock);
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 /* Under table_lock. */
@@ -133,12 +192,75 @@ static int table_put_locked(int fd, struct shim_event *ev)
 
 static int table_put(int fd, struct shim_event *ev)
 {
+	sigset_t saved;
 	int ret;
 
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	ret = table_put_locked(fd, ev);
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 	return ret;
+}
+
+/*
+ * Write @ev's waiting samples into its ring.  Any thread, and signal
+ * handlers: one drain at a time per event (a drain that finds another
+ * under way leaves the samples to it), and none once the event's end
+ * took the ring (release_ring).
+ */
+static void drain_event(struct shim_event *ev)
+{
+	struct perf_ring *r;
+
+	if (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	r = __atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE);
+	if (r && perf_ring_drain(r, ev->fd))
+		__atomic_store_n(&ev->poll_pending, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
+}
+
+static void drain_all(void)
+{
+	int fd, len;
+
+	if (!__atomic_load_n(&rings, __ATOMIC_ACQUIRE))
+		return;
+	len = __atomic_load_n(&table_len, __ATOMIC_ACQUIRE);
+	for (fd = 0; fd < len; fd++) {
+		struct shim_event *ev = lookup(fd);
+
+		if (ev && ev->fd == fd && __atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE))
+			drain_event(ev);
+	}
+}
+
+/*
+ * F_SETSIG's signals name their descriptor (si_fd, si_code POLL_IN ..
+ * POLL_HUP); plain SIGIO and signals from elsewhere do not: every ring.
+ */
+void shim_drain_signalled(const siginfo_t *info)
+{
+	struct shim_event *ev = NULL;
+
+	if (info && info->si_code >= POLL_IN && info->si_code <= POLL_HUP)
+		ev = lookup(info->si_fd);
+	if (ev && __atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE))
+		drain_event(ev);
+	else
+		drain_all();
+}
+
+/* The event ends: its ring goes once no drain holds it. */
+static void release_ring(struct shim_event *ev)
+{
+	struct perf_ring *r = __atomic_exchange_n(&ev->ring, NULL, __ATOMIC_ACQ_REL);
+
+	if (!r)
+		return;
+	__atomic_sub_fetch(&rings, 1, __ATOMIC_RELEASE);
+	while (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	perf_ring_free(r);
 }
 
 static struct pmuctx_evdb *shim_evdb;
@@ -277,6 +399,12 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	}
 	ev->read_format = pa.read_format;
 	ev->own_on = !pa.disabled;
+	ev->inherit = pa.inherit;
+	ev->sampling = pa.sample_period != 0;
+	ev->fmt.sample_type = pa.sample_type;
+	ev->fmt.period = pa.sample_period;
+	ev->fmt.sample_id_all = pa.sample_id_all;
+	ev->fmt.kernel_excluded = pa.exclude_kernel;
 	ev->on_exec = pa.disabled && pa.enable_on_exec;
 	/*
 	 * pmuctx's own state: a leader's is perf's; a member counts only
@@ -311,6 +439,8 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	ev->fd = fd;
 	ev->refs = 1;
 	ev->leader = leader ? leader->leader : fd;
+	if (ev->sampling)
+		real_ioctl(fd, PMUCTX_IOC_ID, &ev->fmt.id);
 	if (table_put(fd, ev)) {
 		real_close(fd);
 		free(ev);
@@ -429,13 +559,14 @@ SHIM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t count, size_t buflen)
 /* PERF_EVENT_IOC_ENABLE/DISABLE of @ev (with PERF_IOC_FLAG_GROUP: its group). */
 static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 {
+	sigset_t saved;
 	int i;
 
 	if (arg & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	if (arg & PERF_IOC_FLAG_GROUP) {
 		for (i = 0; i < table_len; i++) {
 			if (table[i] && table[i]->leader == ev->leader) {
@@ -454,7 +585,7 @@ static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 		}
 	}
 	apply_group(ev->leader);
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 	return 0;
 }
 
@@ -464,7 +595,21 @@ static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsi
 	case PERF_EVENT_IOC_ENABLE:
 		return shim_enable(ev, true, arg);
 	case PERF_EVENT_IOC_DISABLE:
+		/* what was sampled before the disable is in the ring after it */
+		if (ev->sampling)
+			drain_event(ev);
 		return shim_enable(ev, false, arg);
+	case PERF_EVENT_IOC_REFRESH:
+		/*
+		 * perf enables the event for @arg more overflows, then disables
+		 * it; pmuctx does not stop at a count, so the event stays on
+		 * until the program disables it (PAPI's handler does first).
+		 */
+		if (!ev->sampling || ev->inherit) {
+			errno = EINVAL;
+			return -1;
+		}
+		return shim_enable(ev, true, 0);
 	case PERF_EVENT_IOC_RESET:
 		if (arg & ~(unsigned long)PERF_IOC_FLAG_GROUP) {
 			errno = EINVAL;
@@ -479,12 +624,11 @@ static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsi
 			return 0;
 		errno = EINVAL;
 		return -1;
-	case PERF_EVENT_IOC_REFRESH:
 	case PERF_EVENT_IOC_PERIOD:
 	case PERF_EVENT_IOC_SET_FILTER:
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
 	case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
-		/* sampling and tracepoint requests: not a counting counter's (EINVAL, as the kernel) */
+		/* a pmuctx counter's period is fixed at its open; tracepoint requests */
 		errno = EINVAL;
 		return -1;
 	case PERF_EVENT_IOC_SET_BPF:
@@ -534,12 +678,13 @@ static void set_primary(struct shim_event *ev, int fd)
  */
 static void forget(int fd)
 {
+	sigset_t saved;
 	struct shim_event *ev = lookup(fd), *gone = NULL;
 	int i, next = -1;
 
 	if (!ev)
 		return;
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	if (table[fd] != ev)
 		goto out;		/* another thread forgot it first */
 	__atomic_store_n(&table[fd], NULL, __ATOMIC_RELEASE);
@@ -557,27 +702,30 @@ static void forget(int fd)
 		set_primary(ev, next);
 	}
 out:
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
+	if (gone)
+		release_ring(gone);
 	free(gone);
 }
 
 /* @newfd, just made a duplicate of @oldfd, names @oldfd's event too. */
 static int dup_done(int oldfd, int newfd)
 {
+	sigset_t saved;
 	struct shim_event *ev = lookup(oldfd);
 
 	if (!ev || newfd < 0 || newfd == oldfd)
 		return newfd;
-	pthread_mutex_lock(&table_lock);
+	table_lock_take(&saved);
 	if (table[oldfd] == ev && !table_put_locked(newfd, ev)) {
 		ev->refs++;
 		/* the lowest descriptor is the primary: one rule, whatever the order */
 		if (newfd < ev->fd)
 			set_primary(ev, newfd);
-		pthread_mutex_unlock(&table_lock);
+		table_lock_give(&saved);
 		return newfd;
 	}
-	pthread_mutex_unlock(&table_lock);
+	table_lock_give(&saved);
 	/* no room to remember it: a duplicate the shim cannot translate is not returned */
 	real_close(newfd);
 	errno = ENOMEM;
@@ -670,6 +818,12 @@ SHIM_EXPORT int fcntl(int fd, int cmd, ...)
 	ret = real_fcntl(fd, cmd, arg);
 	if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && ret >= 0)
 		return dup_done(fd, ret);
+	if (ret == 0 && (cmd == F_SETSIG || (cmd == F_SETFL && (arg & O_ASYNC)))) {
+		struct shim_event *ev = lookup(fd);
+
+		if (ev && ev->sampling)
+			shim_signal_announces_samples(cmd == F_SETSIG ? (int)arg : SIGIO);
+	}
 	return ret;
 }
 
@@ -685,6 +839,7 @@ SHIM_EXPORT __typeof__(fcntl) fcntl64 __attribute__((alias("fcntl")));
  */
 SHIM_EXPORT int prctl(int option, ...)
 {
+	sigset_t saved;
 	unsigned long a[4];
 	va_list ap;
 	int i;
@@ -698,7 +853,7 @@ SHIM_EXPORT int prctl(int option, ...)
 	if (option == PR_TASK_PERF_EVENTS_DISABLE || option == PR_TASK_PERF_EVENTS_ENABLE) {
 		bool on = option == PR_TASK_PERF_EVENTS_ENABLE;
 
-		pthread_mutex_lock(&table_lock);
+		table_lock_take(&saved);
 		for (i = 0; i < table_len; i++) {
 			if (table[i]) {
 				table[i]->own_on = on;
@@ -708,7 +863,198 @@ SHIM_EXPORT int prctl(int option, ...)
 		for (i = 0; i < table_len; i++)
 			if (table[i] && table[i]->leader == i)
 				apply_group(i);
-		pthread_mutex_unlock(&table_lock);
+		table_lock_give(&saved);
 	}
 	return real_prctl(option, a[0], a[1], a[2], a[3]);
+}
+
+/*
+ * A sampling event's mapping is perf's ring (ring.c); a counting event's
+ * is the module's own page (uapi.rst), and every other mapping the
+ * program's business.
+ */
+SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	sigset_t saved;
+	struct shim_event *ev = (flags & MAP_ANONYMOUS) ? NULL : lookup(fd);
+	struct perf_ring *had, *r;
+	void *p;
+
+	shim_init();
+
+	if (!ev || !ev->sampling)
+		return real_mmap(addr, len, prot, flags, fd, off);
+	if (off) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	table_lock_take(&saved);
+	had = r = ev->ring;
+	p = perf_ring_map(&r, &ev->fmt, addr, len, prot, flags);
+	if (p != MAP_FAILED && !had) {
+		__atomic_store_n(&ev->ring, r, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&rings, 1, __ATOMIC_RELEASE);
+	}
+	table_lock_give(&saved);
+	/* samples taken before the mapping are perf's too: they wait in the module */
+	if (p != MAP_FAILED && !had)
+		drain_event(ev);
+	return p;
+}
+
+/* On 64-bit ABIs one function under two names, as in glibc. */
+SHIM_EXPORT __typeof__(mmap) mmap64 __attribute__((alias("mmap")));
+
+/*
+ * A perf reader polls its event and then reads the ring.  perf's poll says
+ * POLLIN once for the records written since the last poll; the module's
+ * says it while samples wait in the module.  So the samples a poll wakes
+ * for are written to the ring before it returns, and an event whose
+ * records another path wrote (its signal, a disable) reads ready once.
+ */
+static int poll_pending_events(struct pollfd *fds, nfds_t nfds)
+{
+	int marked = 0;
+
+	if (!__atomic_load_n(&rings, __ATOMIC_ACQUIRE))
+		return 0;
+	for (nfds_t i = 0; i < nfds; i++) {
+		struct shim_event *ev = (fds[i].events & POLLIN) ? lookup(fds[i].fd) : NULL;
+
+		if (ev && __atomic_exchange_n(&ev->poll_pending, 0, __ATOMIC_ACQ_REL)) {
+			fds[i].revents |= POLLIN;
+			marked++;
+		}
+	}
+	return marked;
+}
+
+static int poll_done(struct pollfd *fds, nfds_t nfds, int ret, const struct pollfd *pending)
+{
+	int ready = 0;
+
+	if (ret < 0)
+		return ret;
+	if (ret > 0)
+		drain_all();
+	poll_pending_events(fds, nfds);
+	for (nfds_t i = 0; i < nfds; i++) {
+		if (pending && (pending[i].revents & POLLIN))
+			fds[i].revents |= POLLIN;
+		ready += fds[i].revents != 0;
+	}
+	return ready;
+}
+
+/*
+ * Before poll and ppoll: the events whose rings have news for the caller,
+ * marked in a copy of @fds (*@pending); when there are any, the real
+ * call only looks (timeout 0).
+ */
+static int poll_begin(struct pollfd *fds, nfds_t nfds, struct pollfd **pending)
+{
+	*pending = NULL;
+	if (!__atomic_load_n(&rings, __ATOMIC_ACQUIRE) || !nfds)
+		return 0;
+	*pending = calloc(nfds, sizeof(**pending));
+	if (!*pending)
+		return 0;
+	for (nfds_t i = 0; i < nfds; i++)
+		(*pending)[i] = fds[i];
+	for (nfds_t i = 0; i < nfds; i++)
+		(*pending)[i].revents = 0;
+	return poll_pending_events(*pending, nfds);
+}
+
+SHIM_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	struct pollfd *pending;
+	int ret;
+
+	shim_init();
+
+	ret = real_poll(fds, nfds, poll_begin(fds, nfds, &pending) ? 0 : timeout);
+	ret = poll_done(fds, nfds, ret, pending);
+	free(pending);
+	return ret;
+}
+
+SHIM_EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < nfds)
+		abort();
+	return poll(fds, nfds, timeout);
+}
+
+SHIM_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+		      const sigset_t *sigmask)
+{
+	static const struct timespec zero;
+	struct pollfd *pending;
+	int ret;
+
+	shim_init();
+
+	ret = real_ppoll(fds, nfds, poll_begin(fds, nfds, &pending) ? &zero : timeout, sigmask);
+	ret = poll_done(fds, nfds, ret, pending);
+	free(pending);
+	return ret;
+}
+
+SHIM_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout,
+			    const sigset_t *sigmask, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < nfds)
+		abort();
+	return ppoll(fds, nfds, timeout, sigmask);
+}
+
+SHIM_EXPORT int select(int nfds, fd_set *rfds, fd_set *wfds, fd_set *efds, struct timeval *timeout)
+{
+	int ret;
+
+	shim_init();
+
+	ret = real_select(nfds, rfds, wfds, efds, timeout);
+	if (ret > 0)
+		drain_all();
+	return ret;
+}
+
+SHIM_EXPORT int pselect(int nfds, fd_set *rfds, fd_set *wfds, fd_set *efds,
+			const struct timespec *timeout, const sigset_t *sigmask)
+{
+	int ret;
+
+	shim_init();
+
+	ret = real_pselect(nfds, rfds, wfds, efds, timeout, sigmask);
+	if (ret > 0)
+		drain_all();
+	return ret;
+}
+
+SHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
+{
+	int ret;
+
+	shim_init();
+
+	ret = real_epoll_wait(epfd, events, maxevents, timeout);
+	if (ret > 0)
+		drain_all();
+	return ret;
+}
+
+SHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
+			    const sigset_t *sigmask)
+{
+	int ret;
+
+	shim_init();
+
+	ret = real_epoll_pwait(epfd, events, maxevents, timeout, sigmask);
+	if (ret > 0)
+		drain_all();
+	return ret;
 }

@@ -1034,6 +1034,45 @@ TEST(first_overflow_counts_only_own_events)
 	close(fd);
 }
 
+/*
+ * A sampling counter's periods are of the events it counted: while it is
+ * disabled its register may run on, but none of that is a period's.
+ * Counted 0.15 M (one overflow of 10^5, 0.05 M left of the next), off for
+ * 3.06 M, counted 0.15 M more: overflows at 0.05 M and 0.15 M into it, 3
+ * in all.  Before the backends re-armed a counter that was off at each
+ * fold, the 3.06 M while off moved the next overflow to 0.09 M away: 2
+ * (perf's ring through libpmuctx-perf showed one sample too many after
+ * PAPI's handler disabled and refreshed its event 20 times).
+ */
+TEST(disabled_events_end_no_period)
+{
+	const unsigned long period = 100000;
+	struct side me = { 0 };
+	int fd;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	if (!have_overflow())
+		SKIP(return, "no overflow samples on this backend (perf events)");
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, period, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	run_loop(75000);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	run_loop(1530000);
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	run_loop(75000);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	me.value = pmuctx_read1(fd);
+	drain_samples(fd, &me);
+	TH_LOG("%llu instructions counted, %llu overflows of %lu",
+	       (unsigned long long)me.value, (unsigned long long)me.overflows, period);
+	EXPECT_LE(300000, me.value);
+	EXPECT_GT(310000, me.value);
+	EXPECT_EQ(me.value / period, me.overflows);
+	EXPECT_EQ(0, me.foreign);
+	close(fd);
+}
+
 #if defined(__x86_64__)
 /*
  * Intel perfmon: one group on the three fixed counters and four general

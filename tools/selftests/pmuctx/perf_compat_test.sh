@@ -227,16 +227,22 @@ $P exec -- perf stat -x, -o "$T/cpu" -a -e instructions -- "$LOOP" 1000 > "$T/ou
 check "perf stat -a: instructions is <not supported> ($(field "$T/cpu" instructions 1))" \
 	"[ \"\$(field '$T/cpu' instructions 1)\" = '<not supported>' ]"
 
-# ---- what perf stat does not do: our own client's TAP, renumbered ----
-$P exec -- "$(dirname "$0")/perf_client" > "$T/client" 2> "$T/err"
-rc=$?
-check "perf_client through the shim exits 0 (exit $rc)" "[ $rc -eq 0 ]"
-while IFS= read -r line; do
-	case $line in
-	"ok "*) ok "client: ${line#ok [0-9]* }" ;;
-	"not ok "*) notok "client: ${line#not ok [0-9]* }" ;;
-	esac
-done < "$T/client"
+# ---- what perf stat does not do: our own clients' TAP, renumbered ----
+client() {	# client NAME: run it through the shim, its checks as ours
+	$P exec -- "$(dirname "$0")/$1" > "$T/client" 2> "$T/err"
+	rc=$?
+	check "$1 through the shim exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ok "$1: ${line#ok [0-9]* }" ;;
+		"not ok "*) notok "$1: ${line#not ok [0-9]* }" ;;
+		esac
+	done < "$T/client"
+}
+client perf_client
+# sampling: perf's ring, its records and signals (the same program passes
+# on the kernel's perf: vm-fallback-*)
+client perf_sampling
 
 echo "$aslr" > /proc/sys/kernel/randomize_va_space
 rm -rf "$T"

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "attr_map.h"
 #include "pmuctx_events.h"
@@ -195,12 +196,39 @@ static void targets_and_modes(void)
 
 	pa = attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	pa.sample_period = 100000;
+	pa.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	pa.wakeup_events = 1;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "sampling (sample_period): EOPNOTSUPP");
+	ok(is_pmuctx(&m, PMUCTX_TYPE_HARDWARE, PMUCTX_HW_CPU_CYCLES) && m.attr.sample_period == 100000,
+	   "sampling every 100000 cycles (IP, TID, TIME, PERIOD): pmuctx's sample_period");
+	pa.sample_type |= PERF_SAMPLE_CALLCHAIN;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "sampling with call chains: EOPNOTSUPP");
+	pa.sample_type = PERF_SAMPLE_IP;
+	pa.mmap = 1;
+	pa.comm = 1;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "sampling with side-band mmap/comm records: EOPNOTSUPP");
+	pa.mmap = pa.comm = 0;
+	pa.use_clockid = 1;
+	pa.clockid = CLOCK_MONOTONIC_RAW;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "sample times on CLOCK_MONOTONIC_RAW: EOPNOTSUPP");
+	pa.clockid = CLOCK_MONOTONIC;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX, "sample times on CLOCK_MONOTONIC: pmuctx's own");
+	pa.use_clockid = 0;
+	pa.sample_period = 1ULL << 32;
+	m = map_task(&pa);
+	ok(is_refused(&m, EINVAL), "a sample_period above 2^32 - 1: EINVAL");
 	pa.sample_period = 4000;
 	pa.freq = 1;
 	m = map_task(&pa);
 	ok(is_refused(&m, EOPNOTSUPP), "sampling (freq): EOPNOTSUPP");
+	pa = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	pa.sample_period = 1000000;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "a sampling software event: EOPNOTSUPP");
 	pa = attr(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	pa.precise_ip = 2;
 	m = map_task(&pa);

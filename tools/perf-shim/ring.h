@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * perf's sample ring buffer for a sampling pmuctx counter (ring.c): the
+ * header page and the data pages a perf reader maps, filled with
+ * PERF_RECORD_SAMPLE and PERF_RECORD_LOST records from the counter's
+ * pmuctx samples (PMUCTX_IOC_SAMPLES) when the program looks (shim.c).
+ */
+#ifndef PMUCTX_SHIM_RING_H
+#define PMUCTX_SHIM_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/* The sample_type bits a pmuctx sample can fill, in perf's record order. */
+#define RING_SAMPLE_TYPES (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
+			   PERF_SAMPLE_PERIOD)
+
+/* What every record of one event carries: fixed at perf_event_open. */
+struct ring_format {
+	uint64_t sample_type;
+	uint64_t period;
+	uint64_t id;		/* the counter's id: PERF_SAMPLE_ID, LOST records */
+	bool sample_id_all;	/* LOST records end with the sample's id fields */
+	bool kernel_excluded;	/* every sample is a user-mode one */
+};
+
+struct perf_ring;
+
+/*
+ * Map the ring for the program: the first call creates it (@len: 1 + 2^n
+ * pages; read-only means perf's overwrite mode), later calls map the same
+ * buffer and must ask for the same length.  Returns the address, or
+ * MAP_FAILED with errno.
+ */
+void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt, void *addr,
+		    size_t len, int prot, int flags);
+
+/*
+ * Move @fd's waiting pmuctx samples into @ring as perf records and publish
+ * them in data_head; nonzero when it wrote a record.  Async-signal-safe;
+ * the caller keeps one drain per ring at a time.
+ */
+int perf_ring_drain(struct perf_ring *ring, int fd);
+
+/* The ring's own mapping goes; the program's mappings stay theirs. */
+void perf_ring_free(struct perf_ring *ring);
+
+#endif
