@@ -3,8 +3,8 @@
 # PAPI's own ctests (built by scripts/papi-ctests into /papi-ctests), each
 # run unmodified, through libpmuctx-perf.so ("pmuctx exec --") by default,
 # or straight on the kernel's perf with --kernel.  One line per test with
-# PAPI's own verdict (PASSED, SKIPPED, FAILED: the last it printed) and
-# the reason it gave, then the totals.  A report, not a pass/fail test:
+# PAPI's own verdict (PASSED, SKIPPED, FAILED: the last it printed; a
+# nonzero exit is FAILED) and the reason it gave, then the totals.  A report, not a pass/fail test:
 # Documentation/tools.rst says why each failure fails.
 dir=${PAPI_CTESTS:-/papi-ctests}
 limit=${PAPI_CTEST_SECONDS:-40}
@@ -33,6 +33,10 @@ for t in *; do
 		tail -n 1 | tr -s ' \t' ' ' | cut -c1-150)
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 143 ]; then
 		verdict=TIMEOUT why="over ${limit} s under TCG"
+	elif [ "$rc" -ne 0 ]; then
+		# test_fail exits 1, and one thread's PASSED may come before
+		# another's failure (multiplex3_pthreads): the status decides
+		verdict=FAILED
 	fi
 	case $verdict in
 	PASSED) passed=$((passed + 1)) ;;
