@@ -265,6 +265,28 @@ static void signal_path(void)
 	signal(sig, SIG_DFL);
 }
 
+/* A sampling event with its id and a ring of 1 + @data_pages pages, or NULL. */
+static struct perf_event_mmap_page *open_mapped(uint64_t period, size_t data_pages, int *fd,
+						uint64_t *id)
+{
+	const size_t page = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *pg;
+
+	*fd = open_sampling(period);
+	if (*fd < 0) {
+		check(0, "another sampling event opens", *fd, errno);
+		return NULL;
+	}
+	ioctl(*fd, PERF_EVENT_IOC_ID, id);
+	pg = mmap(NULL, (1 + data_pages) * page, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (pg == MAP_FAILED) {
+		check(0, "its ring maps", errno, data_pages);
+		close(*fd);
+		return NULL;
+	}
+	return pg;
+}
+
 /* ---- poll: wait for the event, then walk the ring ---- */
 static void poll_path(void)
 {
@@ -276,18 +298,9 @@ static void poll_path(void)
 	uint64_t id = 0, count, t0, t1;
 	int fd, ready;
 
-	fd = open_sampling(period);
-	if (fd < 0) {
-		check(0, "a second sampling event opens", fd, errno);
+	pg = open_mapped(period, 2, &fd, &id);
+	if (!pg)
 		return;
-	}
-	ioctl(fd, PERF_EVENT_IOC_ID, &id);
-	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pg == MAP_FAILED) {
-		check(0, "its ring maps: 1 + 2 pages", errno, 0);
-		close(fd);
-		return;
-	}
 	t0 = now_ns();
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	loop(N);
@@ -330,18 +343,9 @@ static void lost_path(void)
 	uint64_t id = 0, count, t0, t1, head;
 	int fd;
 
-	fd = open_sampling(period);
-	if (fd < 0) {
-		check(0, "a third sampling event opens", fd, errno);
+	pg = open_mapped(period, 1, &fd, &id);
+	if (!pg)
 		return;
-	}
-	ioctl(fd, PERF_EVENT_IOC_ID, &id);
-	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (pg == MAP_FAILED) {
-		check(0, "its ring maps: 1 + 1 pages", errno, 0);
-		close(fd);
-		return;
-	}
 	t0 = now_ns();
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	loop(14 * N);
