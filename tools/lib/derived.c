@@ -271,6 +271,9 @@ static int add_native(struct pmuctx_evdb *evdb, const struct pmuctx_event_info *
 	return evdb->n_natives++;
 }
 
+static int withdraw_earlier(struct pmuctx_evdb *evdb, const char *file, const char *name,
+			    char *err, size_t err_len);
+
 static int note_skipped(struct pmuctx_evdb *evdb, const char *why, char *err, size_t err_len)
 {
 	char **n = realloc(evdb->skipped, (evdb->n_skipped + 1) * sizeof(*n));
@@ -404,7 +407,8 @@ static int define_event(struct pmuctx_evdb *evdb, const char *file, int line, co
 				snprintf(why, sizeof(why), "%s:%d: %s: base event '%s': %s",
 					 file, line, f[1], b, sub);
 				free_derived(&d);
-				return note_skipped(evdb, why, err, err_len);
+				ret = withdraw_earlier(evdb, file, f[1], err, err_len);
+				return ret ? ret : note_skipped(evdb, why, err, err_len);
 			}
 			d.bases[i].index = add_native(evdb, &info);
 			if (d.bases[i].index < 0) {
@@ -456,36 +460,89 @@ fail:
 	return ret;
 }
 
-/* Remove the built-in presets nothing else is built on; renumber the rest. */
-static int withdraw_builtins(struct pmuctx_evdb *evdb, char *err, size_t err_len)
+/*
+ * Keep the definitions @keep marks (1), and what a kept one is built on;
+ * free the rest and renumber.  Takes @keep.
+ */
+static void keep_derived(struct pmuctx_evdb *evdb, int *keep)
 {
-	int *map = calloc(evdb->n_derived + 1, sizeof(*map));
-	int i, n = 0;
+	int i, n = 0, more = 1;
 	unsigned b;
 
-	if (!map)
-		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
-	for (i = 0; i < evdb->n_derived; i++)
-		map[i] = !evdb->derived[i].builtin;
-	for (i = 0; i < evdb->n_derived; i++)	/* keep what a kept definition uses */
-		for (b = 0; map[i] && b < evdb->derived[i].n_bases; b++)
-			if (evdb->derived[i].bases[b].is_derived)
-				map[evdb->derived[i].bases[b].index] = 1;
+	/* a replaced definition may be built on a later one: to a fixed point */
+	while (more) {
+		more = 0;
+		for (i = 0; i < evdb->n_derived; i++)
+			for (b = 0; keep[i] && b < evdb->derived[i].n_bases; b++)
+				if (evdb->derived[i].bases[b].is_derived &&
+				    !keep[evdb->derived[i].bases[b].index]) {
+					keep[evdb->derived[i].bases[b].index] = 1;
+					more = 1;
+				}
+	}
 	for (i = 0; i < evdb->n_derived; i++) {
-		if (!map[i]) {
+		if (!keep[i]) {
 			free_derived(&evdb->derived[i]);
-			map[i] = -1;
+			keep[i] = -1;
 			continue;
 		}
-		map[i] = n;
+		keep[i] = n;
 		evdb->derived[n++] = evdb->derived[i];
 	}
 	evdb->n_derived = n;
 	for (i = 0; i < n; i++)
 		for (b = 0; b < evdb->derived[i].n_bases; b++)
 			if (evdb->derived[i].bases[b].is_derived)
-				evdb->derived[i].bases[b].index = map[evdb->derived[i].bases[b].index];
-	free(map);
+				evdb->derived[i].bases[b].index = keep[evdb->derived[i].bases[b].index];
+	free(keep);
+}
+
+/* Remove the built-in presets nothing else is built on; renumber the rest. */
+static int withdraw_builtins(struct pmuctx_evdb *evdb, char *err, size_t err_len)
+{
+	int *keep = calloc(evdb->n_derived + 1, sizeof(*keep));
+	int i;
+
+	if (!keep)
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	for (i = 0; i < evdb->n_derived; i++)
+		keep[i] = !evdb->derived[i].builtin;
+	keep_derived(evdb, keep);
+	return 0;
+}
+
+/*
+ * PAPI's rule for a file: its last definition of a name decides, so one
+ * this CPU cannot count withdraws the name's earlier definition in the
+ * same file (Debian's file defines the family 10h-11h PAPI_FML_INS twice;
+ * family 11h lacks the second one's event, and PAPI has no PAPI_FML_INS
+ * there), and whatever is built on it.  A definition from another file
+ * (built in, or a file loaded before) stays.
+ */
+static int withdraw_earlier(struct pmuctx_evdb *evdb, const char *file, const char *name,
+			    char *err, size_t err_len)
+{
+	int gone = pmuctx_evdb_find_derived(evdb, name), *keep, i, more = 1;
+	unsigned b;
+
+	if (gone < 0 || strcmp(evdb->derived[gone].file, file))
+		return 0;
+	keep = calloc(evdb->n_derived + 1, sizeof(*keep));
+	if (!keep)
+		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
+	for (i = 0; i < evdb->n_derived; i++)
+		keep[i] = i != gone;
+	while (more) {
+		more = 0;
+		for (i = 0; i < evdb->n_derived; i++)
+			for (b = 0; keep[i] && b < evdb->derived[i].n_bases; b++)
+				if (evdb->derived[i].bases[b].is_derived &&
+				    !keep[evdb->derived[i].bases[b].index]) {
+					keep[i] = 0;
+					more = 1;
+				}
+	}
+	keep_derived(evdb, keep);
 	return 0;
 }
 

@@ -202,6 +202,43 @@ static void test_nary(void)
 	pmuctx_evdb_close(evdb);
 }
 
+/*
+ * PAPI's rule: a file's last definition of a name decides.  A later one
+ * this CPU cannot count withdraws the earlier one of the same file, and
+ * what is built on it; another file's definition of the name stays.
+ */
+static void test_last_definition_decides(void)
+{
+	const double nat[] = { 10, 100, 1000 };
+	struct pmuctx_evdb *evdb = open_x86();
+	char err[512] = "";
+	int ret = pmuctx_derived_load_buffer(evdb, "t.csv",
+		"CPU,ix86arch\n"
+		"PRESET,TWICE,NOT_DERIVED,LLC_MISSES\n"
+		"EVENT,ON_TWICE,DERIVED_ADD,TWICE,LLC_REFERENCES\n"
+		"PRESET,TWICE,NOT_DERIVED,NO_SUCH_EVENT\n"
+		"PRESET,KEPT,NOT_DERIVED,LLC_MISSES\n", err, sizeof(err));
+
+	ok(!ret && pmuctx_evdb_find_derived(evdb, "TWICE") < 0 &&
+	   pmuctx_evdb_find_derived(evdb, "ON_TWICE") < 0 && pmuctx_evdb_find_derived(evdb, "KEPT") >= 0,
+	   "a later definition it cannot count withdraws the earlier one and its users (%s)", err);
+	ok(!ret && eval_named(evdb, "KEPT", nat, NULL) == 10, "what follows still evaluates");
+	ret = pmuctx_derived_load_buffer(evdb, "u.csv",
+		"CPU,ix86arch\nPRESET,KEPT,NOT_DERIVED,NO_SUCH_EVENT\n", err, sizeof(err));
+	ok(!ret && pmuctx_evdb_find_derived(evdb, "KEPT") >= 0,
+	   "another file's failed definition leaves the name defined (%s)", err);
+	pmuctx_evdb_close(evdb);
+	evdb = open_x86();
+	ret = pmuctx_derived_load_buffer(evdb, "t.csv",
+		"CPU,ix86arch\n"
+		"PRESET,TWICE,NOT_DERIVED,NO_SUCH_EVENT\n"
+		"PRESET,TWICE,NOT_DERIVED,LLC_REFERENCES\n", err, sizeof(err));
+	/* LLC_REFERENCES is the only native event: index 0 */
+	ok(!ret && pmuctx_evdb_n_natives(evdb) == 1 && eval_named(evdb, "TWICE", nat, NULL) == 10,
+	   "a failed definition before a good one: the good one (%s)", err);
+	pmuctx_evdb_close(evdb);
+}
+
 static void test_errors(void)
 {
 	expect_skipped("CPU,ix86arch\n\nPRESET,P,NOT_DERIVED,NO_SUCH_EVENT\nPRESET,KEPT,NOT_DERIVED,LLC_MISSES\n",
@@ -288,6 +325,7 @@ int main(void)
 	test_types();
 	test_formulas();
 	test_nary();
+	test_last_definition_decides();
 	test_errors();
 	test_env_and_papi();
 	return done_testing();

@@ -142,7 +142,10 @@ static void test_mapfile(void)
 	expect_table(NULL, "0x410fd0c0", "arm/cortex-a76-n1");
 	expect_table(NULL, "0x410fd080", "arm/cortex-a57-a72");
 	expect_table(NULL, "0x610f0220", "arm/pmuv3-generic");
-	expect_table(NULL, "AuthenticAMD-15-1-1", NULL);
+	/* no upstream table: libpfm4's, on libpfm4's own rule (K8 revision C) */
+	expect_table(NULL, "AuthenticAMD-15-1-1", "amd64_k8_revc");
+	/* a family neither knows */
+	expect_table(NULL, "AuthenticAMD-26-1-1", NULL);
 	setenv("PMUCTX_CPUID", "0x000f0510", 1);
 	expect_table(NULL, NULL, "arm/pmuv3-generic");
 	setenv("PMUCTX_CPUID", "GenuineIntel-6-3C-1", 1);
