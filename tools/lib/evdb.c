@@ -292,6 +292,19 @@ static int table_is_named(const struct pmu_db *db, uint32_t table)
 	return t->n_events && *PMU_DB_STR(db, db->events[t->first_event].pmu);
 }
 
+/*
+ * libpfm4's tables (pfm2json): named, and named after the PMU their events
+ * carry; a hybrid model's table is named too, but its events are
+ * cpu_core's and cpu_atom's.
+ */
+static int table_is_libpfm4(const struct pmu_db *db, uint32_t table)
+{
+	const struct pmu_db_table *t = &db->tables[table];
+
+	return table_is_named(db, table) &&
+	       !strcmp(PMU_DB_STR(db, t->name), PMU_DB_STR(db, db->events[t->first_event].pmu));
+}
+
 /* The mapfile's PmuNames column: the first name is the core PMU's. */
 static void set_core_pmu(struct pmuctx_evdb *evdb, const char *names)
 {
@@ -370,13 +383,19 @@ int pmuctx_evdb_open(struct pmuctx_evdb **out, const struct pmu_db *db,
 			hit = !strcasecmp(pattern, cpuid);
 		if (!hit)
 			continue;
-		if (evdb->table < 0) {
+		/*
+		 * A name table is never the model's: a CPU only libpfm4
+		 * describes (AMD K8, QEMU's default qemu64 among them) keeps
+		 * the generic events and built-in presets it had without it.
+		 */
+		if (evdb->table < 0 && !table_is_libpfm4(db, m->table)) {
 			evdb->map = i;
 			evdb->table = m->table;
 			evdb->fallback = is_default;
 			set_core_pmu(evdb, PMU_DB_STR(db, m->pmu_names));
 			add_pmu_names(evdb, evdb->core_pmu);
-		} else if ((int)m->table == evdb->table || m->mapfile == db->maps[evdb->map].mapfile) {
+		} else if ((int)m->table == evdb->table ||
+			   (evdb->map >= 0 && m->mapfile == db->maps[evdb->map].mapfile)) {
 			continue;	/* perf's rule: the first match of a mapfile */
 		} else if (!table_is_named(db, m->table)) {
 			if (evdb->base_table < 0 && m->mapfile != base_mapfile) {

@@ -931,10 +931,18 @@ static int poll_pending_events(struct pollfd *fds, nfds_t nfds)
 
 static int poll_done(struct pollfd *fds, nfds_t nfds, int ret, const struct pollfd *pending)
 {
+	bool had_news = false;
 	int ready = 0;
 
-	if (ret < 0)
-		return ret;
+	for (nfds_t i = 0; pending && i < nfds; i++)
+		had_news |= pending[i].revents != 0;
+	if (ret < 0) {
+		/* the news poll_begin took from the events are still the caller's */
+		if (!had_news)
+			return ret;
+		for (nfds_t i = 0; i < nfds; i++)
+			fds[i].revents = 0;
+	}
 	if (ret > 0)
 		drain_all();
 	poll_pending_events(fds, nfds);

@@ -142,10 +142,26 @@ static void test_mapfile(void)
 	expect_table(NULL, "0x410fd0c0", "arm/cortex-a76-n1");
 	expect_table(NULL, "0x410fd080", "arm/cortex-a57-a72");
 	expect_table(NULL, "0x610f0220", "arm/pmuv3-generic");
-	/* no upstream table: libpfm4's, on libpfm4's own rule (K8 revision C) */
-	expect_table(NULL, "AuthenticAMD-15-1-1", "amd64_k8_revc");
-	/* a family neither knows */
+	/*
+	 * No model table where only libpfm4 knows the CPU (K8 revision C;
+	 * QEMU's qemu64 says it is a K8 revision G): generic events and
+	 * built-in presets as before, libpfm4's names beside them.
+	 */
+	expect_table(NULL, "AuthenticAMD-15-1-1", NULL);
 	expect_table(NULL, "AuthenticAMD-26-1-1", NULL);
+	{
+		struct pmuctx_evdb *q = open_db(NULL, "AuthenticAMD-15-6B-1");
+		struct pmuctx_event_info info;
+		char err[512] = "";
+
+		ok(q && !pmuctx_evdb_table(q) &&
+		   !pmuctx_event_encode(q, "instructions", &info, err, sizeof(err)),
+		   "qemu64 (a K8 revision G to libpfm4): no model table, generic instructions (%s)", err);
+		ok(q && !pmuctx_event_encode(q, "amd64_k8_revg::RETIRED_INSTRUCTIONS", &info, err,
+					     sizeof(err)),
+		   "... and libpfm4's names beside them (%s)", err);
+		pmuctx_evdb_close(q);
+	}
 	setenv("PMUCTX_CPUID", "0x000f0510", 1);
 	expect_table(NULL, NULL, "arm/pmuv3-generic");
 	setenv("PMUCTX_CPUID", "GenuineIntel-6-3C-1", 1);
