@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -461,25 +462,42 @@ fail:
 }
 
 /*
+ * Until nothing changes (a replaced definition may be built on a later
+ * one), for each kept definition built on one that is not: the user goes
+ * (@users_follow), or the base stays.
+ */
+static void settle_keep(struct pmuctx_evdb *evdb, int *keep, bool users_follow)
+{
+	int i, more = 1;
+	unsigned b;
+
+	while (more) {
+		more = 0;
+		for (i = 0; i < evdb->n_derived; i++)
+			for (b = 0; keep[i] && b < evdb->derived[i].n_bases; b++) {
+				int base = evdb->derived[i].bases[b].index;
+
+				if (!evdb->derived[i].bases[b].is_derived || keep[base])
+					continue;
+				if (users_follow)
+					keep[i] = 0;
+				else
+					keep[base] = 1;
+				more = 1;
+			}
+	}
+}
+
+/*
  * Keep the definitions @keep marks (1), and what a kept one is built on;
  * free the rest and renumber.  Takes @keep.
  */
 static void keep_derived(struct pmuctx_evdb *evdb, int *keep)
 {
-	int i, n = 0, more = 1;
+	int i, n = 0;
 	unsigned b;
 
-	/* a replaced definition may be built on a later one: to a fixed point */
-	while (more) {
-		more = 0;
-		for (i = 0; i < evdb->n_derived; i++)
-			for (b = 0; keep[i] && b < evdb->derived[i].n_bases; b++)
-				if (evdb->derived[i].bases[b].is_derived &&
-				    !keep[evdb->derived[i].bases[b].index]) {
-					keep[evdb->derived[i].bases[b].index] = 1;
-					more = 1;
-				}
-	}
+	settle_keep(evdb, keep, false);
 	for (i = 0; i < evdb->n_derived; i++) {
 		if (!keep[i]) {
 			free_derived(&evdb->derived[i]);
@@ -522,8 +540,7 @@ static int withdraw_builtins(struct pmuctx_evdb *evdb, char *err, size_t err_len
 static int withdraw_earlier(struct pmuctx_evdb *evdb, const char *file, const char *name,
 			    char *err, size_t err_len)
 {
-	int gone = pmuctx_evdb_find_derived(evdb, name), *keep, i, more = 1;
-	unsigned b;
+	int gone = pmuctx_evdb_find_derived(evdb, name), *keep, i;
 
 	if (gone < 0 || strcmp(evdb->derived[gone].file, file))
 		return 0;
@@ -532,16 +549,7 @@ static int withdraw_earlier(struct pmuctx_evdb *evdb, const char *file, const ch
 		return ev_error(err, err_len, PMUCTX_EV_ENOMEM, "out of memory");
 	for (i = 0; i < evdb->n_derived; i++)
 		keep[i] = i != gone;
-	while (more) {
-		more = 0;
-		for (i = 0; i < evdb->n_derived; i++)
-			for (b = 0; keep[i] && b < evdb->derived[i].n_bases; b++)
-				if (evdb->derived[i].bases[b].is_derived &&
-				    !keep[evdb->derived[i].bases[b].index]) {
-					keep[i] = 0;
-					more = 1;
-				}
-	}
+	settle_keep(evdb, keep, true);
 	keep_derived(evdb, keep);
 	return 0;
 }
