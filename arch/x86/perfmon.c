@@ -357,14 +357,14 @@ static u64 perfmon_program_one(struct pmuctx_counter *c)
 }
 
 /*
- * With a start_headroom, a counting counter that wrapped starts again that
- * far (or the throttle's floor) before its next wrap: the lane's tests
- * cross a wrap every @left events, each folded by the NMI's irq_work.  As
- * for a sampling counter's re-arm, kernel-mode events between the read and
- * this write are not counted; the default (0) never re-arms.  A sampling
- * counter that is off is re-armed so too (perfmon_fold_periods()).
+ * @c's register @left events (at most PERFMON_MAX_PERIOD) from its
+ * overflow: a sampling counter's next period, or, with a start_headroom,
+ * a counting counter that wrapped (the lane's tests cross a wrap every
+ * @left events, each folded by the NMI's irq_work; the default, 0, never
+ * re-arms).  Kernel-mode events between the fold's read and this write
+ * are not counted.
  */
-static void perfmon_rearm_counting(struct pmuctx_counter *c, u64 left)
+static void perfmon_arm(struct pmuctx_counter *c, u64 left)
 {
 	c->hw_prev = perfmon_start_value(c->hw_idx, min_t(u64, left, PERFMON_MAX_PERIOD));
 	perfmon_write_counter(c->hw_idx, c->hw_prev);
@@ -388,7 +388,7 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 	 * counts again, since a fold precedes every change of counting.
 	 */
 	if (!pmuctx_counter_counting(c)) {
-		perfmon_rearm_counting(c, max(c->period_left, arm_floor));
+		perfmon_arm(c, max(c->period_left, arm_floor));
 		return;
 	}
 	if (!regs && current->mm)
@@ -398,10 +398,7 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
 	if (!n)
 		return;
 	/* Armed further ahead when throttled: @period_left stays exact. */
-	c->hw_prev = perfmon_start_value(c->hw_idx,
-					 min(max(c->period_left, arm_floor),
-					     PERFMON_MAX_PERIOD));
-	perfmon_write_counter(c->hw_idx, c->hw_prev);
+	perfmon_arm(c, max(c->period_left, arm_floor));
 	pmuctx_counter_overflowed(c, regs, n);
 }
 
@@ -452,7 +449,7 @@ static void perfmon_fold_slots(struct pmuctx_context *ctx,
 		if (unlikely(c->attr.sample_period))
 			perfmon_fold_periods(c, regs, arm_floor, delta);
 		else if (unlikely(wrapped && headroom))
-			perfmon_rearm_counting(c, max_t(u64, headroom, arm_floor));
+			perfmon_arm(c, max_t(u64, headroom, arm_floor));
 	}
 }
 
