@@ -159,6 +159,30 @@ static void ring_put(struct perf_ring *r, const void *rec, size_t size)
 	r->head += size;
 }
 
+/*
+ * A record of @words words, rec[0] left for its header, if it fits;
+ * false when it does not.
+ */
+static bool ring_write(struct perf_ring *r, uint32_t type, uint16_t misc, uint64_t *rec,
+		       size_t words)
+{
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+
+	if (!ring_room(r, words * 8))
+		return false;
+	h->type = type;
+	h->misc = misc;
+	h->size = words * 8;
+	ring_put(r, rec, words * 8);
+	return true;
+}
+
+/* PERF_SAMPLE_TID's word: { u32 pid, tid; } */
+static uint64_t tid_word(const struct pmuctx_sample *s)
+{
+	return (uint64_t)s->tid << 32 | s->pid;
+}
+
 /* The sample_id fields perf appends to a non-sample record (sample_id_all). */
 static size_t put_sample_id(const struct perf_ring *r, const struct pmuctx_sample *s,
 			    uint64_t *w)
@@ -167,7 +191,7 @@ static size_t put_sample_id(const struct perf_ring *r, const struct pmuctx_sampl
 	size_t n = 0;
 
 	if (t & PERF_SAMPLE_TID)
-		w[n++] = (uint64_t)s->tid << 32 | s->pid;
+		w[n++] = tid_word(s);
 	if (t & PERF_SAMPLE_TIME)
 		w[n++] = s->time;
 	if (t & PERF_SAMPLE_ID)
@@ -181,7 +205,6 @@ static size_t put_sample_id(const struct perf_ring *r, const struct pmuctx_sampl
 
 static bool write_lost(struct perf_ring *r, const struct pmuctx_sample *s)
 {
-	struct perf_event_header *h;
 	uint64_t rec[16];
 	size_t n = 1;
 
@@ -189,13 +212,8 @@ static bool write_lost(struct perf_ring *r, const struct pmuctx_sample *s)
 	rec[n++] = r->lost;
 	if (r->fmt.sample_id_all)
 		n += put_sample_id(r, s, &rec[n]);
-	if (!ring_room(r, n * 8))
+	if (!ring_write(r, PERF_RECORD_LOST, 0, rec, n))
 		return false;
-	h = (struct perf_event_header *)rec;
-	h->type = PERF_RECORD_LOST;
-	h->misc = 0;
-	h->size = n * 8;
-	ring_put(r, rec, n * 8);
 	r->lost = 0;
 	return true;
 }
@@ -212,7 +230,6 @@ static uint16_t sample_mode(const struct perf_ring *r, uint64_t ip)
 static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 {
 	uint64_t t = r->fmt.sample_type, rec[16];
-	struct perf_event_header *h;
 	size_t n = 1;
 
 	if (t & PERF_SAMPLE_IDENTIFIER)
@@ -220,7 +237,7 @@ static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 	if (t & PERF_SAMPLE_IP)
 		rec[n++] = s->ip;
 	if (t & PERF_SAMPLE_TID)
-		rec[n++] = (uint64_t)s->tid << 32 | s->pid;
+		rec[n++] = tid_word(s);
 	if (t & PERF_SAMPLE_TIME)
 		rec[n++] = s->time;
 	if (t & PERF_SAMPLE_ID)
@@ -229,14 +246,7 @@ static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 		rec[n++] = s->id;
 	if (t & PERF_SAMPLE_PERIOD)
 		rec[n++] = r->fmt.period;
-	if (!ring_room(r, n * 8))
-		return false;
-	h = (struct perf_event_header *)rec;
-	h->type = PERF_RECORD_SAMPLE;
-	h->misc = sample_mode(r, s->ip);
-	h->size = n * 8;
-	ring_put(r, rec, n * 8);
-	return true;
+	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(r, s->ip), rec, n);
 }
 
 #define DRAIN_BATCH 32

@@ -72,6 +72,7 @@ struct shim_event {
 	int poll_pending;	/* records written since the last poll said so */
 };
 
+/* Taken with shim_lock(): every signal blocked (signals.h). */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_event **table;	/* by fd */
 static int table_len;
@@ -151,26 +152,6 @@ static struct shim_event *lookup(int fd)
 	return __atomic_load_n(&table[fd], __ATOMIC_ACQUIRE);
 }
 
-/*
- * table_lock is held with every signal blocked: a program's overflow
- * handler (PAPI's) calls ioctl and close, which take it too, and may
- * interrupt its thread while that holds it.
- */
-static void table_lock_take(sigset_t *saved)
-{
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, saved);
-	pthread_mutex_lock(&table_lock);
-}
-
-static void table_lock_give(const sigset_t *saved)
-{
-	pthread_mutex_unlock(&table_lock);
-	pthread_sigmask(SIG_SETMASK, saved, NULL);
-}
-
 /* Under table_lock. */
 static int table_put_locked(int fd, struct shim_event *ev)
 {
@@ -195,9 +176,9 @@ static int table_put(int fd, struct shim_event *ev)
 	sigset_t saved;
 	int ret;
 
-	table_lock_take(&saved);
+	shim_lock(&table_lock, &saved);
 	ret = table_put_locked(fd, ev);
-	table_lock_give(&saved);
+	shim_unlock(&table_lock, &saved);
 	return ret;
 }
 
@@ -566,7 +547,7 @@ static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 		errno = EINVAL;
 		return -1;
 	}
-	table_lock_take(&saved);
+	shim_lock(&table_lock, &saved);
 	if (arg & PERF_IOC_FLAG_GROUP) {
 		for (i = 0; i < table_len; i++) {
 			if (table[i] && table[i]->leader == ev->leader) {
@@ -585,7 +566,7 @@ static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 		}
 	}
 	apply_group(ev->leader);
-	table_lock_give(&saved);
+	shim_unlock(&table_lock, &saved);
 	return 0;
 }
 
@@ -684,7 +665,7 @@ static void forget(int fd)
 
 	if (!ev)
 		return;
-	table_lock_take(&saved);
+	shim_lock(&table_lock, &saved);
 	if (table[fd] != ev)
 		goto out;		/* another thread forgot it first */
 	__atomic_store_n(&table[fd], NULL, __ATOMIC_RELEASE);
@@ -702,7 +683,7 @@ static void forget(int fd)
 		set_primary(ev, next);
 	}
 out:
-	table_lock_give(&saved);
+	shim_unlock(&table_lock, &saved);
 	if (gone)
 		release_ring(gone);
 	free(gone);
@@ -716,16 +697,16 @@ static int dup_done(int oldfd, int newfd)
 
 	if (!ev || newfd < 0 || newfd == oldfd)
 		return newfd;
-	table_lock_take(&saved);
+	shim_lock(&table_lock, &saved);
 	if (table[oldfd] == ev && !table_put_locked(newfd, ev)) {
 		ev->refs++;
 		/* the lowest descriptor is the primary: one rule, whatever the order */
 		if (newfd < ev->fd)
 			set_primary(ev, newfd);
-		table_lock_give(&saved);
+		shim_unlock(&table_lock, &saved);
 		return newfd;
 	}
-	table_lock_give(&saved);
+	shim_unlock(&table_lock, &saved);
 	/* no room to remember it: a duplicate the shim cannot translate is not returned */
 	real_close(newfd);
 	errno = ENOMEM;
@@ -853,7 +834,7 @@ SHIM_EXPORT int prctl(int option, ...)
 	if (option == PR_TASK_PERF_EVENTS_DISABLE || option == PR_TASK_PERF_EVENTS_ENABLE) {
 		bool on = option == PR_TASK_PERF_EVENTS_ENABLE;
 
-		table_lock_take(&saved);
+		shim_lock(&table_lock, &saved);
 		for (i = 0; i < table_len; i++) {
 			if (table[i]) {
 				table[i]->own_on = on;
@@ -863,7 +844,7 @@ SHIM_EXPORT int prctl(int option, ...)
 		for (i = 0; i < table_len; i++)
 			if (table[i] && table[i]->leader == i)
 				apply_group(i);
-		table_lock_give(&saved);
+		shim_unlock(&table_lock, &saved);
 	}
 	return real_prctl(option, a[0], a[1], a[2], a[3]);
 }
@@ -888,14 +869,14 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
-	table_lock_take(&saved);
+	shim_lock(&table_lock, &saved);
 	had = r = ev->ring;
 	p = perf_ring_map(&r, &ev->fmt, addr, len, prot, flags);
 	if (p != MAP_FAILED && !had) {
 		__atomic_store_n(&ev->ring, r, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&rings, 1, __ATOMIC_RELEASE);
 	}
-	table_lock_give(&saved);
+	shim_unlock(&table_lock, &saved);
 	/* samples taken before the mapping are perf's too: they wait in the module */
 	if (p != MAP_FAILED && !had)
 		drain_event(ev);
@@ -964,13 +945,13 @@ static int poll_begin(struct pollfd *fds, nfds_t nfds, struct pollfd **pending)
 	*pending = NULL;
 	if (!__atomic_load_n(&rings, __ATOMIC_ACQUIRE) || !nfds)
 		return 0;
-	*pending = calloc(nfds, sizeof(**pending));
+	*pending = malloc(nfds * sizeof(**pending));
 	if (!*pending)
 		return 0;
-	for (nfds_t i = 0; i < nfds; i++)
+	for (nfds_t i = 0; i < nfds; i++) {
 		(*pending)[i] = fds[i];
-	for (nfds_t i = 0; i < nfds; i++)
 		(*pending)[i].revents = 0;
+	}
 	return poll_pending_events(*pending, nfds);
 }
 
@@ -1017,52 +998,40 @@ SHIM_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timesp
 	return ppoll(fds, nfds, timeout, sigmask);
 }
 
-SHIM_EXPORT int select(int nfds, fd_set *rfds, fd_set *wfds, fd_set *efds, struct timeval *timeout)
+/* select, pselect, epoll_wait: descriptors unknown, so every ring is written. */
+static int waited(int ret)
 {
-	int ret;
-
-	shim_init();
-
-	ret = real_select(nfds, rfds, wfds, efds, timeout);
 	if (ret > 0)
 		drain_all();
 	return ret;
+}
+
+SHIM_EXPORT int select(int nfds, fd_set *rfds, fd_set *wfds, fd_set *efds, struct timeval *timeout)
+{
+	shim_init();
+
+	return waited(real_select(nfds, rfds, wfds, efds, timeout));
 }
 
 SHIM_EXPORT int pselect(int nfds, fd_set *rfds, fd_set *wfds, fd_set *efds,
 			const struct timespec *timeout, const sigset_t *sigmask)
 {
-	int ret;
-
 	shim_init();
 
-	ret = real_pselect(nfds, rfds, wfds, efds, timeout, sigmask);
-	if (ret > 0)
-		drain_all();
-	return ret;
+	return waited(real_pselect(nfds, rfds, wfds, efds, timeout, sigmask));
 }
 
 SHIM_EXPORT int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout)
 {
-	int ret;
-
 	shim_init();
 
-	ret = real_epoll_wait(epfd, events, maxevents, timeout);
-	if (ret > 0)
-		drain_all();
-	return ret;
+	return waited(real_epoll_wait(epfd, events, maxevents, timeout));
 }
 
 SHIM_EXPORT int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout,
 			    const sigset_t *sigmask)
 {
-	int ret;
-
 	shim_init();
 
-	ret = real_epoll_pwait(epfd, events, maxevents, timeout, sigmask);
-	if (ret > 0)
-		drain_all();
-	return ret;
+	return waited(real_epoll_pwait(epfd, events, maxevents, timeout, sigmask));
 }

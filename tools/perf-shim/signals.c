@@ -31,24 +31,25 @@ struct announced {
 	struct sigaction act;	/* the program's action while wrapped */
 };
 
+/* Taken with shim_lock(): sigaction may be called from a handler. */
 static pthread_mutex_t sig_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct announced sigs[NSIG];
 
-/* sigaction is async-signal-safe: sig_lock is held with signals blocked. */
-static void sig_lock_take(sigset_t *saved)
+void shim_lock(pthread_mutex_t *lock, sigset_t *saved)
 {
 	sigset_t all;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, saved);
-	pthread_mutex_lock(&sig_lock);
+	pthread_mutex_lock(lock);
 }
 
-static void sig_lock_give(const sigset_t *saved)
+void shim_unlock(pthread_mutex_t *lock, const sigset_t *saved)
 {
-	pthread_mutex_unlock(&sig_lock);
+	pthread_mutex_unlock(lock);
 	pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
+
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 
 static void signals_init(void)
@@ -112,14 +113,14 @@ void shim_signal_announces_samples(int sig)
 		sig = SIGIO;
 	if (sig <= 0 || sig >= NSIG)
 		return;
-	sig_lock_take(&saved);
+	shim_lock(&sig_lock, &saved);
 	if (!sigs[sig].announces) {
 		sigs[sig].announces = true;
 		/* a handler the program installed before: wrap it now */
 		if (!real_sigaction(sig, NULL, &cur) && is_handler(&cur))
 			wrap_locked(sig, &cur);
 	}
-	sig_lock_give(&saved);
+	shim_unlock(&sig_lock, &saved);
 }
 
 SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)
@@ -133,7 +134,7 @@ SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 	if (sig <= 0 || sig >= NSIG || !__atomic_load_n(&sigs[sig].announces, __ATOMIC_ACQUIRE))
 		return real_sigaction(sig, act, oact);
 	a = &sigs[sig];
-	sig_lock_take(&saved);
+	shim_lock(&sig_lock, &saved);
 	if (a->wrapped)
 		old = a->act;
 	else if (real_sigaction(sig, NULL, &old))
@@ -146,7 +147,7 @@ SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction
 			ret = real_sigaction(sig, act, NULL);
 		}
 	}
-	sig_lock_give(&saved);
+	shim_unlock(&sig_lock, &saved);
 	if (!ret && oact)
 		*oact = old;
 	return ret;

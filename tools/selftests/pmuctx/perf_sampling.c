@@ -126,6 +126,21 @@ static uint64_t count_of(int fd)
 	return v;
 }
 
+/*
+ * @fd started by @start (ENABLE or REFRESH) for @turns of the loop, then
+ * disabled: its count, and the run's start and end times.
+ */
+static uint64_t sampled_loop(int fd, unsigned long start, unsigned long turns, uint64_t *t0,
+			     uint64_t *t1)
+{
+	*t0 = now_ns();
+	ioctl(fd, start, start == PERF_EVENT_IOC_REFRESH ? 1 : 0);
+	loop(turns);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	*t1 = now_ns();
+	return count_of(fd);
+}
+
 /* One SAMPLE_TYPE record: header, ip, pid/tid, time, id, period. */
 struct sample_rec {
 	struct perf_event_header h;
@@ -237,12 +252,7 @@ static void signal_path(void)
 	check(seen.sa_sigaction == on_overflow && (seen.sa_flags & SA_SIGINFO),
 	      "sigaction shows the program's own handler", 0, 0);
 
-	t0 = now_ns();
-	ioctl(sig_fd, PERF_EVENT_IOC_REFRESH, 1);
-	loop(N);
-	ioctl(sig_fd, PERF_EVENT_IOC_DISABLE, 0);
-	t1 = now_ns();
-	count = count_of(sig_fd);
+	count = sampled_loop(sig_fd, PERF_EVENT_IOC_REFRESH, N, &t0, &t1);
 	data = (unsigned char *)sig_page + page;
 	walk(data, 8 * page, 0, sig_page->data_head, id, period, t0, t1, &w);
 	check(count >= 2 * N && count < 2 * N + period, "the event counted the loop", count, 2 * N);
@@ -301,12 +311,7 @@ static void poll_path(void)
 	pg = open_mapped(period, 2, &fd, &id);
 	if (!pg)
 		return;
-	t0 = now_ns();
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	loop(N);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	t1 = now_ns();
-	count = count_of(fd);
+	count = sampled_loop(fd, PERF_EVENT_IOC_ENABLE, N, &t0, &t1);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
