@@ -20,6 +20,7 @@
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
 #include "pmuctx.h"
+#include "mux_spread.h"
 
 /* perf's default: one jiffy (its perf_event_mux_interval_ms). */
 unsigned int pmuctx_mux_interval_ms = 1000 / HZ ?: 1;
@@ -177,6 +178,46 @@ static bool pmuctx_unit_takes_turns(struct pmuctx_counter *c)
 	return pmuctx_unit_is_flexible_hw(c) && pmuctx_unit_enabled(c);
 }
 
+/* Random strides tried before the round robin's (mux_spread.h). */
+#define PMUCTX_MUX_STRIDE_DRAWS	8
+
+/*
+ * The step for @placed of @n units on: the context's stride times
+ * placed / n, unless that step would keep some unit on (or off) the PMU
+ * for many rotations in a row; then a new stride is drawn, and after
+ * PMUCTX_MUX_STRIDE_DRAWS draws the round robin's (1 - 2^-32), which
+ * always spreads.  A draw fails at worst three times in ten, so the
+ * random rate of turns is kept but for the resonant steps.  Checked once per
+ * (placed, n) and stride: a rotation with the same counts costs nothing.
+ */
+static u32 pmuctx_mux_step(struct pmuctx_context *ctx, unsigned int placed,
+			   unsigned int n)
+{
+	unsigned int draws = 0;
+	u32 step;
+
+	if (!n)
+		return 0;
+	for (;;) {
+		step = ((u64)ctx->mux_stride * placed) / n;
+		if (placed == ctx->mux_spread_placed &&
+		    n == ctx->mux_spread_units)
+			return step;
+		if (pmuctx_mux_step_spreads(step, placed, n))
+			break;
+		if (++draws < PMUCTX_MUX_STRIDE_DRAWS) {
+			pmuctx_mux_draw_stride(ctx);
+		} else {
+			ctx->mux_stride = U32_MAX;
+			step = ((u64)ctx->mux_stride * placed) / n;
+			break;
+		}
+	}
+	ctx->mux_spread_placed = placed;
+	ctx->mux_spread_units = n;
+	return step;
+}
+
 /*
  * Choose the units on the PMU (ctx->lock held, the context's counters
  * stopped: not loaded, or unloaded and folded): every pinned one, then
@@ -252,7 +293,7 @@ static void pmuctx_mux_schedule(struct pmuctx_context *ctx, const u64 *clk,
 			pmuctx_unit_split(c, clk);
 		pmuctx_unit_set(ctx, c, c->mux_pick, clk);
 	}
-	ctx->mux_step = n ? (u32)(((u64)ctx->mux_stride * placed) / n) : 0;
+	ctx->mux_step = pmuctx_mux_step(ctx, placed, n);
 	ctx->mux_rotate = left_out;
 	ctx->mux_dirty = false;
 }

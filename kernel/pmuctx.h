@@ -273,6 +273,9 @@ struct pmuctx_context {
 	 * taking turns the choice starts, a fraction of it (2^-32); a
 	 * rotation moves it on by @mux_step, @mux_stride (0.9 to 1 in 2^-32,
 	 * drawn for each context) of the units the last choice put on.
+	 * @mux_spread_placed, @mux_spread_units: the counts for which that
+	 * stride's step was last checked to spread every unit's turns
+	 * (mux_spread.h; units 0: not checked).
 	 * @mux_rnd: the context's random numbers, seeded when it is made (a
 	 * clone's from its parent's, under the parent's lock).
 	 */
@@ -280,6 +283,7 @@ struct pmuctx_context {
 	bool mux_dirty;
 	bool mux_fresh;
 	u32 mux_pos, mux_stride, mux_step;
+	unsigned int mux_spread_placed, mux_spread_units;
 	struct rnd_state mux_rnd;
 	u64 rotations;
 	/*
@@ -1099,6 +1103,7 @@ static inline void pmuctx_mux_draw_stride(struct pmuctx_context *ctx)
 	ctx->mux_stride = PMUCTX_MUX_STRIDE_MIN +
 			  reciprocal_scale(prandom_u32_state(&ctx->mux_rnd),
 					   0U - PMUCTX_MUX_STRIDE_MIN);
+	ctx->mux_spread_units = 0;	/* not checked yet */
 }
 
 void pmuctx_mux_copy_slot(struct pmuctx_context *cctx,

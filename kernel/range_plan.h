@@ -14,7 +14,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #else
-#include "range_plan_host.h"
+#include "kernel_host.h"
 #endif
 #include <linux/pmuctx.h>
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "pmuctx_abi.h"
+#include "mux_spread.h"
 #include "tap.h"
 
 typedef unsigned __int128 u128;
@@ -363,16 +364,39 @@ struct sim {
  * kernel/mux.c's order for units of one counter each: a position in the
  * list (a fraction, 2^-32), random at the start, moves on every rotation
  * by the context's stride (0.9 to 1, random) times the m units that fit
- * over the k; the m units from the one at the position are on.
+ * over the k; the m units from the one at the position are on.  A stride
+ * whose step does not spread the turns (mux_spread.h) is drawn again, up
+ * to KRON_DRAWS times (PMUCTX_MUX_STRIDE_DRAWS), then the round robin's.
  */
+#define KRON_DRAWS	8
+
 struct kron {
 	uint32_t pos, stride;
+	int draws;	/* strides drawn */
 };
 
-static void kron_start(struct kron *kr)
+static uint32_t kron_draw_stride(void)
+{
+	return 0xe6666666U + (uint32_t)(((rng_next() >> 32) * (uint64_t)(0U - 0xe6666666U)) >> 32);
+}
+
+static uint32_t kron_step(uint32_t stride, int k, int m)
+{
+	return (uint32_t)(((uint64_t)stride * m) / k);
+}
+
+static void kron_start(struct kron *kr, int k, int m)
 {
 	kr->pos = (uint32_t)rng_next();
-	kr->stride = 0xe6666666U + (uint32_t)(((rng_next() >> 32) * (uint64_t)(0U - 0xe6666666U)) >> 32);
+	for (kr->draws = 1; ; kr->draws++) {
+		kr->stride = kron_draw_stride();
+		if (pmuctx_mux_step_spreads(kron_step(kr->stride, k, m), m, k))
+			return;
+		if (kr->draws == KRON_DRAWS) {
+			kr->stride = UINT32_MAX;
+			return;
+		}
+	}
 }
 
 static void kron_choose(struct kron *kr, unsigned char *on, int k, int m)
@@ -381,7 +405,7 @@ static void kron_choose(struct kron *kr, unsigned char *on, int k, int m)
 
 	for (u = 0; u < m; u++)
 		on[(start + u) % k] = 1;
-	kr->pos += (uint32_t)(((uint64_t)kr->stride * m) / k);
+	kr->pos += kron_step(kr->stride, k, m);
 }
 
 /*
@@ -415,7 +439,7 @@ static void sim_run(struct sim *s)
 			count[u][j] = poisson(mu);
 		}
 	}
-	kron_start(&kr);
+	kron_start(&kr, s->k, s->m);
 	for (j = 0; j < intervals; j++) {
 		memset(on[j], 0, sizeof(on[j]));
 		if (!s->step) {
@@ -614,6 +638,87 @@ static void test_simulation(void)
 	}
 }
 
+/*
+ * Whether every one of @k units is both on and off in each window of @t
+ * rotations among @rounds of the kernel's order from @kr.
+ */
+static bool kron_windows_spread(struct kron *kr, int k, int m, int t,
+				int rounds)
+{
+	static unsigned char on[256][MAX_UNITS];
+	int j, u, w;
+
+	for (j = 0; j < rounds; j++) {
+		memset(on[j], 0, sizeof(on[j]));
+		kron_choose(kr, on[j], k, m);
+	}
+	for (w = 0; w + t <= rounds; w++)
+		for (u = 0; u < k; u++) {
+			int turns = 0;
+
+			for (j = w; j < w + t; j++)
+				turns += on[j][u];
+			if (!turns || turns == t)
+				return false;
+		}
+	return true;
+}
+
+/*
+ * The kernel's stride check (kernel/mux_spread.h), against the rule it
+ * states, unit by unit: for every list of up to MAX_UNITS units with a
+ * checked window, contexts with random starts and strides (redrawn as the
+ * kernel redraws them) turn every unit on and off within every window of
+ * pmuctx_mux_spread_window() rotations; the round robin's stride always
+ * passes, so the redraws end; and without the check, steps that fail the
+ * rule exist (the case that made it: 10 of 14 units, one on all the time).
+ */
+static void test_stride_spread(void)
+{
+	int k, m, c, lists = 0, bad = 0, rr_bad = 0, redrawn = 0, contexts = 0;
+	double worst_fail = 0;
+	int worst_k = 0, worst_m = 0;
+
+	for (k = 2; k <= MAX_UNITS; k++)
+		for (m = 1; m < k; m++) {
+			int t = (int)pmuctx_mux_spread_window(m, k), fails = 0;
+
+			if (t > PMUCTX_MUX_SPREAD_MAX)
+				continue;
+			lists++;
+			rr_bad += !pmuctx_mux_step_spreads(kron_step(UINT32_MAX, k, m), m, k);
+			for (c = 0; c < 40; c++) {
+				struct kron kr;
+
+				kron_start(&kr, k, m);
+				contexts++;
+				fails += kr.draws - 1;
+				redrawn += kr.draws > 1;
+				bad += !kron_windows_spread(&kr, k, m, t, 3 * t);
+			}
+			if ((double)fails / (fails + 40) > worst_fail) {
+				worst_fail = (double)fails / (fails + 40);
+				worst_k = k;
+				worst_m = m;
+			}
+		}
+	diag("stride check: %d lists, %d contexts (%d redrew), worst share of failed draws %.2f (%d of %d units on)",
+	     lists, contexts, redrawn, worst_fail, worst_m, worst_k);
+	ok(rr_bad == 0, "the round robin's step spreads the turns of every list (%d do not)", rr_bad);
+	ok(bad == 0, "every context turns every unit on and off within each window (%d do not)", bad);
+	ok(worst_fail < 0.5, "a random stride passes the check more often than not (worst %.2f)", worst_fail);
+	{
+		/* 10 of 14 on, stride 14/15 of the way: a step of 2/3. */
+		uint32_t stride = (uint32_t)(((uint64_t)2 << 32) * 14 / 30);
+		uint32_t step = kron_step(stride, 14, 10);
+		struct kron kr = { .pos = 0, .stride = stride };
+
+		ok(!kron_windows_spread(&kr, 14, 10, 25, 26) &&
+		   !pmuctx_mux_step_spreads(step, 10, 14),
+		   "a step near 2/3 keeps a unit of 14 on for 25 rotations, and the check refuses it");
+	}
+}
+
 int main(void)
 {
 	test_formula();
@@ -621,5 +726,6 @@ int main(void)
 	test_states();
 	test_read();
 	test_simulation();
+	test_stride_spread();
 	return done_testing();
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The few kernel types and helpers kernel/range_plan.c uses, for building
- * it in userspace (libpmuctx, host tests).  The module build includes the
+ * The few kernel types and helpers that the module's pure computations
+ * (kernel/range_plan.c, kernel/mux_spread.h) use, for building them in
+ * userspace (libpmuctx, host tests).  The module build includes the
  * kernel's own headers instead.
  */
-#ifndef PMUCTX_RANGE_PLAN_HOST_H
-#define PMUCTX_RANGE_PLAN_HOST_H
+#ifndef PMUCTX_KERNEL_HOST_H
+#define PMUCTX_KERNEL_HOST_H
 
 #include <errno.h>
 #include <stdbool.h>
