@@ -149,10 +149,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 		kfree(c->fam->range_plan);
 		pmuctx_family_free(c->fam);
 	}
-	if (c->user_page) {
-		set_page_private(c->user_page, 0);	/* a swap's adjustment */
-		__free_page(c->user_page);
-	}
+	if (c->user_page)
+		pmuctx_user_pages_free(c->user_page);
 	if (c->attr.type == PMUCTX_TYPE_RANGE)
 		pmuctx_range_put_watch(c->range);
 	if (c->hw_taken && pmuctx_hw->event_destroy)

@@ -1107,9 +1107,10 @@ static struct pmuctx_counter *pmuctx_instance_in(struct pmuctx_context *ctx,
 }
 
 /*
- * Map the self-read page of the caller's own instance of this counter (its
- * clone, in an inherited child).  From then on the caller's context does
- * not swap: the page describes that context and no other.
+ * Map a self-read page of the caller's own instance of this counter (its
+ * clone, in an inherited child): pmuctx's layout at offset 0, perf's at
+ * PAGE_SIZE (overflow.c), one page each.  Mapped contexts swap only with
+ * mapped ones, and the pages go with their tasks (pmuctx_swap_user_pages()).
  */
 static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -1119,7 +1120,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	struct pmuctx_link *link;
 	int err = 0;
 
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != PAGE_SIZE)
+	if (vma->vm_pgoff > 1 || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
@@ -1133,12 +1134,11 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		pmuctx_link_put(link);
 		return -ESRCH;
 	}
-	spare = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	spare = pmuctx_user_pages_alloc();
 	if (!spare) {
 		err = -ENOMEM;
 		goto unpin;
 	}
-	set_page_private(spare, 0);	/* the count's adjustment (overflow.c) */
 
 	/*
 	 * mmap_lock is held here, and read() may fault under ctx->mutex:
@@ -1160,6 +1160,8 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	page = inst ? inst->user_page : NULL;
+	if (page && vma->vm_pgoff)
+		page = nth_page(page, 1);
 	if (page)
 		get_page(page);
 	pmuctx_ctx_unlock_irq(ctx);
@@ -1171,7 +1173,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		put_page(page);
 	}
 	if (spare)
-		__free_page(spare);
+		pmuctx_user_pages_free(spare);
 unpin:
 	pmuctx_ctx_unpin(ctx);
 	pmuctx_link_put(link);

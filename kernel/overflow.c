@@ -12,6 +12,7 @@
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
@@ -177,14 +178,88 @@ static u32 pmuctx_user_index(int idx)
 }
 
 /*
- * One page, under its seqcount: the value at @c's last fold is @value,
- * @width the bits of its PMU counter.
+ * An instance's self-read pages: two, allocated together.  The first is
+ * pmuctx's own layout (mmap offset 0, struct pmuctx_mmap_page), the
+ * second perf's (offset PAGE_SIZE, struct perf_event_mmap_page), which
+ * libpmuctx-perf.so maps for perf_event_open's callers (PAPI, libperf).
+ * Split, so each is mapped and freed as a page of its own; the first's
+ * page_private is the count's adjustment (below).  The perf page's
+ * constant fields are set here; it has no ring (data_size 0) and no
+ * user-mode time (cap_user_time 0; see pmuctx_write_perf_page()).
+ */
+struct page *pmuctx_user_pages_alloc(void)
+{
+	struct perf_event_mmap_page *pp;
+	struct page *page;
+
+	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO, 1);
+	if (!page)
+		return NULL;
+	split_page(page, 1);
+	set_page_private(page, 0);
+	pp = page_address(nth_page(page, 1));
+	pp->cap_bit0_is_deprecated = 1;
+	pp->cap_user_rdpmc = 1;
+	pp->size = offsetof(struct perf_event_mmap_page, __reserved);
+	return page;
+}
+
+void pmuctx_user_pages_free(struct page *page)
+{
+	set_page_private(page, 0);
+	__free_page(nth_page(page, 1));
+	__free_page(page);
+}
+
+/*
+ * perf's layout of the same facts: count = offset + sext(raw, pmc_width)
+ * while @index is not 0, else use read().  pmuctx's page takes the delta
+ * modulo the width from @prev, which is exact wherever the counter stands;
+ * perf's sign-extends the raw value, which is exact only while the raw
+ * value stays in the upper half of the counter between folds (it may wrap
+ * to the lower half: the sign extension absorbs one wrap, which the
+ * overflow interrupt folds).  Counters start there in mapped contexts (the
+ * x86 backend's counting counters 2^31 before their wrap, and re-armed so
+ * at each wrap; every sampling counter; arm64's 64-bit cycle counter needs
+ * no half), so @index is given only when @prev is in the upper half, or
+ * the counter is 64 bits wide.  Else 0, and the reader falls back to
+ * read(), which is exact.  Likewise for a counter that has not run all
+ * the time it was enabled (multiplexed): perf's reader would scale it
+ * with stale times, as pmuctx gives no user-mode clock; time_enabled and
+ * time_running are left 0 (equal: nothing to scale) and read() has them.
+ */
+static void pmuctx_write_perf_page(struct perf_event_mmap_page *pp,
+				   const struct pmuctx_counter *c, u64 value,
+				   u32 width, u32 index)
+{
+	u64 prev = c->hw_prev;
+	bool upper = width == 64 || (prev & BIT_ULL(width - 1));
+	bool whole = c->time_base - c->time_snap == c->run_base - c->run_snap;
+
+	if (!upper || !whole)
+		index = 0;
+	WRITE_ONCE(pp->lock, pp->lock + 1);
+	/* As for pmuctx's page: odd lock first, fields, then even lock. */
+	smp_wmb();
+	pp->index = index;
+	pp->pmc_width = width;
+	pp->offset = index ? value - (width == 64 ? prev : sign_extend64(prev, width - 1)) :
+			     value;
+	/* The fields before the even lock that says they are whole. */
+	smp_wmb();
+	WRITE_ONCE(pp->lock, pp->lock + 1);
+}
+
+/*
+ * One instance's pages, each under its seqcount: the value at @c's last
+ * fold is @value, @width the bits of its PMU counter.
  */
 static void pmuctx_write_user_page(struct page *page,
 				   const struct pmuctx_counter *c, u64 value,
 				   u32 width, bool loaded)
 {
 	struct pmuctx_mmap_page *p = page_address(page);
+	u32 index = loaded && c->enabled ? pmuctx_user_index(c->hw_idx) + 1 : 0;
 
 	WRITE_ONCE(p->lock, p->lock + 1);
 	/* Odd lock before the fields: pairs with the reader's acquire. */
@@ -193,10 +268,12 @@ static void pmuctx_write_user_page(struct page *page,
 	p->width = width;
 	p->prev = c->hw_prev;
 	p->offset = value;
-	p->index = loaded && c->enabled ? pmuctx_user_index(c->hw_idx) + 1 : 0;
+	p->index = index;
 	/* The fields before the even lock that says they are whole. */
 	smp_wmb();
 	WRITE_ONCE(p->lock, p->lock + 1);
+	pmuctx_write_perf_page(page_address(nth_page(page, 1)), c, value,
+			       width, index);
 }
 
 /* ctx->lock held, or @ctx claimed: pmuctx_ctx_update_user_pages(). */

@@ -590,7 +590,10 @@ struct pmuctx_counter {
 	u64 hw_missed;
 	u64 period_left;	/* events to the next overflow sample */
 
-	/* Self-read page of this instance (ctx->lock to update). */
+	/*
+	 * Self-read pages of this instance, pmuctx's layout and perf's
+	 * (overflow.c; ctx->lock to update): the first of the two.
+	 */
 	struct page *user_page;
 	/*
 	 * An original whose event_init succeeded: its last put calls the
@@ -886,6 +889,8 @@ static inline void pmuctx_ctx_sync_hw(struct pmuctx_context *ctx)
 
 void pmuctx_hw_retire_counter(struct pmuctx_context *ctx,
 			      struct pmuctx_counter *c);
+struct page *pmuctx_user_pages_alloc(void);
+void pmuctx_user_pages_free(struct page *page);
 void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx);
 
 /*

@@ -188,20 +188,32 @@ static int pmuv3_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 	return free ? __ffs(free) : -ENOSPC;
 }
 
-/* Where a load starts @c in register @idx: @period_left from overflowing. */
-static __always_inline u64 pmuv3_load_value(const struct pmuctx_counter *c,
+/*
+ * Where a load starts @c in register @idx: @period_left from overflowing;
+ * a counting event counter at 0, or in a context with self-read pages
+ * 2^31, in the upper half of the counter, where perf's page can
+ * sign-extend it (kernel/overflow.c, pmuctx_write_perf_page()) until its
+ * wrap (the overflow interrupt folds it; perf's page then says "use
+ * read()" until the next load).  The 64-bit cycle counter needs neither.
+ */
+static __always_inline u64 pmuv3_load_value(const struct pmuctx_context *ctx,
+					    const struct pmuctx_counter *c,
 					    int idx)
 {
-	return unlikely(c->attr.sample_period) ?
-	       pmuv3_start_value(idx, c->period_left) : 0;
+	if (unlikely(c->attr.sample_period))
+		return pmuv3_start_value(idx, c->period_left);
+	if (unlikely(ctx->nr_mapped) && idx != PMU_CYCLE_IDX)
+		return pmuv3_start_value(idx, PMU_MAX_PERIOD);
+	return 0;
 }
 
 /* Program the counter's type and start value; the caller enables it. */
-static __always_inline void pmuv3_program_one(struct pmuctx_counter *c)
+static __always_inline void pmuv3_program_one(const struct pmuctx_context *ctx,
+					      struct pmuctx_counter *c)
 {
 	int idx = c->hw_idx;
 
-	c->hw_prev = pmuv3_load_value(c, idx);
+	c->hw_prev = pmuv3_load_value(ctx, c, idx);
 	pmuv3_write_type_counter(idx, c->hw_config, c->hw_prev);
 }
 
@@ -212,9 +224,10 @@ static void pmuv3_enable_mask(unsigned long mask)
 	write_sysreg(mask, pmcntenset_el0);
 }
 
-static void pmuv3_start(struct pmuctx_counter *c)
+static void pmuv3_start(const struct pmuctx_context *ctx,
+			struct pmuctx_counter *c)
 {
-	pmuv3_program_one(c);
+	pmuv3_program_one(ctx, c);
 	pmuv3_enable_mask(BIT(c->hw_idx));
 }
 
@@ -341,7 +354,7 @@ static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
 			       arm_floor);
 		return;
 	}
-	c->hw_prev = pmuv3_load_value(c, n);
+	c->hw_prev = pmuv3_load_value(ctx, c, n);
 	pmuv3_write_sysreg_imm(pmuv3_evtyper_reg(n), c->hw_config);
 	pmuv3_write_sysreg_imm(pmuv3_evcntr_reg(n), lower_32_bits(c->hw_prev));
 }
@@ -520,7 +533,7 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 	c = ctx->slots[PMU_CYCLE_IDX];
 	pmuv3_check_slot(used, PMU_CYCLE_IDX, c);
 	if (c)
-		pmuv3_program_one(c);
+		pmuv3_program_one(ctx, c);
 	/* The used slots are the programmed ones (pmuv3_check_slot()). */
 	pmuv3_enable_mask(used);
 	if (ctx->nr_mapped)
@@ -572,7 +585,7 @@ static void pmuv3_program(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 
 	if (on) {
 		if (ctx->slots[idx] == c)
-			pmuv3_start(c);
+			pmuv3_start(ctx, c);
 	} else if (!test_bit(idx, &ctx->used_mask)) {
 		write_sysreg(BIT(idx), pmcntenclr_el0);
 		write_sysreg(BIT(idx), pmintenclr_el1);

@@ -337,17 +337,33 @@ static u64 perfmon_fixed_field(const struct pmuctx_counter *c, int n)
 }
 
 /*
+ * Events a counting counter starts before its wrap (0: from 0, the wrap
+ * 2^width events away): the start_headroom, or in a context with
+ * self-read pages 2^31, so that between folds the raw value stays in the
+ * upper half of the counter, where perf's page can sign-extend it
+ * (kernel/overflow.c, pmuctx_write_perf_page()); its wrap is re-armed
+ * there.  One NMI every 2^31 events a mapped counter, as perf programs.
+ */
+static __always_inline u64 perfmon_counting_left(const struct pmuctx_context *ctx,
+						 unsigned int headroom)
+{
+	return headroom ?: (ctx->nr_mapped ? PERFMON_MAX_PERIOD : 0);
+}
+
+/*
  * Program @c's start value and, for a general counter, its event select
  * (enabled: IA32_PERF_GLOBAL_CTRL gates it).  Returns its fixed-control
  * field (0 for a general counter).
  */
-static u64 perfmon_program_one(struct pmuctx_counter *c)
+static u64 perfmon_program_one(const struct pmuctx_context *ctx,
+			       struct pmuctx_counter *c)
 {
 	int slot = c->hw_idx;
 
 	c->hw_prev = perfmon_start_value(slot, unlikely(c->attr.sample_period) ?
 					 c->period_left :
-					 READ_ONCE(perfmon_start_headroom));
+					 perfmon_counting_left(ctx,
+							       READ_ONCE(perfmon_start_headroom)));
 	perfmon_write_counter(slot, c->hw_prev);
 	if (perfmon_is_fixed(slot))
 		return perfmon_fixed_field(c, slot - PERFMON_FIXED_SLOT);
@@ -448,8 +464,9 @@ static void perfmon_fold_slots(struct pmuctx_context *ctx,
 		c->hw_prev = raw;
 		if (unlikely(c->attr.sample_period))
 			perfmon_fold_periods(c, regs, arm_floor, delta);
-		else if (unlikely(wrapped && headroom))
-			perfmon_arm(c, max_t(u64, headroom, arm_floor));
+		else if (unlikely(wrapped && (headroom || ctx->nr_mapped)))
+			perfmon_arm(c, max_t(u64, perfmon_counting_left(ctx, headroom),
+					     arm_floor));
 	}
 }
 
@@ -529,7 +546,7 @@ static void perfmon_load(struct pmuctx_context *ctx)
 		slot = __ffs(left);
 		if (WARN_ON_ONCE(!ctx->slots[slot]))
 			continue;
-		fixed |= perfmon_program_one(ctx->slots[slot]);
+		fixed |= perfmon_program_one(ctx, ctx->slots[slot]);
 	}
 	perfmon_set_fixed_ctrl(pc, fixed);
 	if (ctx->nr_mapped)
@@ -564,7 +581,7 @@ static void perfmon_program(struct pmuctx_context *ctx,
 	if (on) {
 		if (ctx->slots[slot] != c)
 			return;
-		field = perfmon_program_one(c);
+		field = perfmon_program_one(ctx, c);
 		if (perfmon_is_fixed(slot)) {
 			field |= pc->fixed_ctrl &
 				 ~(GENMASK_ULL(FIXED_CTRL_BITS - 1, 0) <<

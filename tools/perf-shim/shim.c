@@ -851,8 +851,8 @@ SHIM_EXPORT int prctl(int option, ...)
 
 /*
  * A sampling event's mapping is perf's ring (ring.c); a counting event's
- * is the module's own page (uapi.rst), and every other mapping the
- * program's business.
+ * is the module's self-read page in perf's layout (the counter's second
+ * page, uapi.rst), and every other mapping the program's business.
  */
 SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -863,12 +863,14 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 
 	shim_init();
 
-	if (!ev || !ev->sampling)
+	if (!ev)
 		return real_mmap(addr, len, prot, flags, fd, off);
 	if (off) {
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
+	if (!ev->sampling)
+		return real_mmap(addr, len, prot, flags, fd, sysconf(_SC_PAGESIZE));
 	shim_lock(&table_lock, &saved);
 	had = r = ev->ring;
 	p = perf_ring_map(&r, &ev->fmt, addr, len, prot, flags);

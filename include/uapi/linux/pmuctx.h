@@ -247,6 +247,8 @@ struct pmuctx_samples_read {
  * disabled): use read().  Else, with n = index - 1 (arm64: PMEVCNTR<n>_EL0,
  * 31 = the cycle counter; x86: RDPMC with ECX = n, fixed counters 1<<30|k):
  *   value = offset + ((raw(n) - prev) & (width == 64 ? ~0 : 2^width - 1))
+ * At offset 4096 the same count is in perf's layout (struct
+ * perf_event_mmap_page, Documentation/uapi.rst).
  */
 struct pmuctx_mmap_page {
 	__u32 version;		/* 1 */

@@ -482,6 +482,104 @@ TEST(self_read_matches_read)
 	close(fd);
 }
 
+static int open_past_the_pmu(struct __test_metadata *_metadata, uint64_t flags,
+			     int target, int *fd);
+
+/* perf's reader (libperf, PAPI): -1 where the page says "use read()". */
+static int perf_self_read(const struct perf_event_mmap_page *page, uint64_t *value)
+{
+	const volatile struct perf_event_mmap_page *p = page;
+	uint32_t seq, idx;
+	int64_t pmc;
+
+	do {
+		seq = p->lock;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		idx = p->index;
+		*value = p->offset;
+		if (p->cap_user_rdpmc && idx) {
+			pmc = raw_counter(idx - 1);
+			if (p->pmc_width < 64) {
+				pmc <<= 64 - p->pmc_width;
+				pmc >>= 64 - p->pmc_width;
+			}
+			*value += pmc;
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (p->lock != seq);
+	return p->cap_user_rdpmc && idx ? 0 : -1;
+}
+
+/*
+ * The second page of a counter is perf's layout of the same count
+ * (libpmuctx-perf.so maps it for perf_event_open's callers): offset plus
+ * the raw counter sign-extended at pmc_width, while index is not 0.  It
+ * reads what pmuctx's page reads, on a counter that started in the upper
+ * half of its register (mapped contexts start them there); says "read()"
+ * for a disabled counter and for a multiplexed one, whose time running is
+ * not its time enabled; and there is no third page.
+ */
+TEST(perf_layout_page_reads_as_pmuctx_page)
+{
+	const struct pmuctx_mmap_page *page;
+	const struct perf_event_mmap_page *pp;
+	uint64_t s1, p1, s2, p2, r;
+	int fd, more[32], n, i, rotated = 0;
+	void *third;
+
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	if (!have_self_read())
+		SKIP(return, "no self-reads on this architecture or backend");
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd);
+	page = map_counter(fd);
+	ASSERT_NE(NULL, page);
+	pp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
+	ASSERT_NE(MAP_FAILED, pp) TH_LOG("mmap at 4096: %s", strerror(errno));
+	third = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 8192);
+	EXPECT_EQ(MAP_FAILED, third);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(1, (int)pp->cap_user_rdpmc);
+	EXPECT_EQ(0, (int)pp->cap_user_time);
+	EXPECT_EQ(0, pp->data_size);
+	EXPECT_EQ(page->width, pp->pmc_width);
+	EXPECT_NE(0, pp->index);
+	EXPECT_EQ(page->index, pp->index);
+
+	ASSERT_EQ(0, self_read(page, &s1));
+	ASSERT_EQ(0, perf_self_read(pp, &p1));
+	run_loop(1000000);
+	ASSERT_EQ(0, perf_self_read(pp, &p2));
+	ASSERT_EQ(0, self_read(page, &s2));
+	r = pmuctx_read1(fd);
+	/* Each read lies between its neighbours, a self-read's cost apart. */
+	EXPECT_LE(s1, p1);
+	EXPECT_GT(s1 + 100, p1);
+	EXPECT_LE(2000000, p2 - p1);
+	EXPECT_GT(2000000 + 100, p2 - p1);
+	EXPECT_LE(p2, s2);
+	EXPECT_GT(p2 + 100, s2);
+	EXPECT_LE(s2, r);
+
+	/* Multiplexed: more counters than the PMU has, all rotating. */
+	n = open_past_the_pmu(_metadata, 0, 0, more);
+	ASSERT_LT(0, n);
+	for (i = 0; i < 200 && !rotated; i++) {
+		run_loop(200000);
+		rotated = perf_self_read(pp, &p1) && !self_read(page, &s1);
+	}
+	EXPECT_TRUE(rotated) TH_LOG("perf's page never said read() while the counter was on the PMU multiplexed");
+	for (i = 0; i < n; i++)
+		close(more[i]);
+
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_DISABLE, 0));
+	EXPECT_EQ(-1, perf_self_read(pp, &p1));
+	EXPECT_EQ(0, pp->index);
+	EXPECT_EQ(pmuctx_read1(fd), p1) TH_LOG("index 0: offset is the count");
+	close(fd);
+}
+
 TEST(inherited_child_self_reads_its_own_clone)
 {
 	const struct pmuctx_mmap_page *page;

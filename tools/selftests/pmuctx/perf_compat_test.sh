@@ -243,6 +243,23 @@ client perf_client
 # sampling: perf's ring, its records and signals (the same program passes
 # on the kernel's perf: vm-fallback-*)
 client perf_sampling
+# self-reads: perf's page for a counting event, read in user mode (the same
+# program passes on the kernel's perf: vm-fallback-*); then across
+# thousands of counter wraps where the backend can be told to wrap (x86's
+# start_headroom: every 3000 events)
+PMUCTX_EXPECT_RDPMC=1
+export PMUCTX_EXPECT_RDPMC
+client perf_selfread
+H=/sys/module/pmuctx/parameters/start_headroom
+if [ -w $H ]; then
+	echo 3000 > $H
+	PMUCTX_SELFREAD_HEADROOM=3000
+	export PMUCTX_SELFREAD_HEADROOM
+	client perf_selfread
+	unset PMUCTX_SELFREAD_HEADROOM
+	echo 0 > $H
+fi
+unset PMUCTX_EXPECT_RDPMC
 
 echo "$aslr" > /proc/sys/kernel/randomize_va_space
 rm -rf "$T"
