@@ -540,6 +540,10 @@ TEST(perf_layout_page_reads_as_pmuctx_page)
 	third = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 8192);
 	EXPECT_EQ(MAP_FAILED, third);
 	EXPECT_EQ(EINVAL, errno);
+	/* Read-only, as pmuctx's page: a writable map is refused. */
+	third = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096);
+	EXPECT_EQ(MAP_FAILED, third);
+	EXPECT_EQ(EPERM, errno);
 	EXPECT_EQ(1, (int)pp->cap_user_rdpmc);
 	EXPECT_EQ(0, (int)pp->cap_user_time);
 	EXPECT_EQ(0, pp->data_size);
