@@ -1122,7 +1122,13 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (vma->vm_pgoff > 1 || vma->vm_end - vma->vm_start != PAGE_SIZE)
 		return -EINVAL;
-	if (vma->vm_flags & VM_WRITE)
+	/*
+	 * pmuctx's page is read-only.  perf's may be mapped writable, as
+	 * perf's own is (PAPI and libperf map it PROT_READ | PROT_WRITE):
+	 * the kernel only writes it and never reads a decision from it, and
+	 * it belongs to the task that maps it (security.rst).
+	 */
+	if ((vma->vm_flags & VM_WRITE) && !vma->vm_pgoff)
 		return -EPERM;
 	if (!pmuctx_counter_is_hw(c) || !pmuctx_hw->counter_width)
 		return -ENODEV;
@@ -1168,7 +1174,8 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (page) {
 		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
-		vma->vm_flags &= ~VM_MAYWRITE;
+		if (!vma->vm_pgoff)
+			vma->vm_flags &= ~VM_MAYWRITE;
 		err = vm_insert_page(vma, vma->vm_start, page);
 		put_page(page);
 	}

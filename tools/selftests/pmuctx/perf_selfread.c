@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * perf's self-read page as PAPI and libperf use it: mmap() a counting
- * event's first page, then read the count in user mode (RDPMC on x86,
+ * event's first page (read-write, as they map it), then read the count in
+ * user mode (RDPMC on x86,
  * PMEVCNTR<n>_EL0 or PMCCNTR_EL0 on arm64) while the page's lock is
  * unchanged: count = offset + sign_extend(raw, pmc_width) while index is
  * not 0, else read().  Run under "pmuctx exec" through libpmuctx-perf.so
@@ -172,7 +173,7 @@ static void selfread_path(const char *name, uint64_t config, int expect_rdpmc)
 	check(fd >= 0, what, fd, errno);
 	if (fd < 0)
 		return;
-	p = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	p = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	snprintf(what, sizeof(what), "%s: one page maps", name);
 	check(p != MAP_FAILED, what, p == MAP_FAILED ? errno : 0, 0);
 	if (p == MAP_FAILED) {
@@ -263,7 +264,8 @@ static void long_path(int expect_counter)
 	int fd;
 
 	fd = open_counting(PERF_COUNT_HW_INSTRUCTIONS);
-	p = fd < 0 ? MAP_FAILED : mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	p = fd < 0 ? MAP_FAILED :
+		     mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	check(p != MAP_FAILED, "long: opened and mapped", fd, 0);
 	if (p == MAP_FAILED)
 		return;
@@ -308,7 +310,8 @@ static void wraps_path(unsigned long headroom)
 	int fd;
 
 	fd = open_counting(PERF_COUNT_HW_INSTRUCTIONS);
-	p = fd < 0 ? MAP_FAILED : mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+	p = fd < 0 ? MAP_FAILED :
+		     mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	check(p != MAP_FAILED, "wraps: opened and mapped", fd, headroom);
 	if (p == MAP_FAILED)
 		return;
