@@ -248,6 +248,23 @@ static void selfread_path(const char *name, uint64_t config, int expect_rdpmc)
 	close(fd);
 }
 
+/* An instructions counter, mapped read-write as PAPI maps it, enabled. */
+static volatile struct perf_event_mmap_page *open_enabled(const char *name, int *fd)
+{
+	void *p = MAP_FAILED;
+	char what[80];
+
+	*fd = open_counting(PERF_COUNT_HW_INSTRUCTIONS);
+	if (*fd >= 0)
+		p = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	snprintf(what, sizeof(what), "%s: opened and mapped", name);
+	check(p != MAP_FAILED, what, *fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	ioctl(*fd, PERF_EVENT_IOC_ENABLE, 0);
+	return p;
+}
+
 /*
  * Past 2^31 events: perf's kernel programs a counter 2^31 (or 2^47) events
  * before its wrap and re-arms it there; pmuctx's mapped counters start
@@ -260,17 +277,11 @@ static void long_path(int expect_counter)
 	volatile struct perf_event_mmap_page *pc;
 	unsigned long i, bad = 0, before;
 	int64_t a, prev, v, r;
-	void *p;
 	int fd;
 
-	fd = open_counting(PERF_COUNT_HW_INSTRUCTIONS);
-	p = fd < 0 ? MAP_FAILED :
-		     mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	check(p != MAP_FAILED, "long: opened and mapped", fd, 0);
-	if (p == MAP_FAILED)
+	pc = open_enabled("long", &fd);
+	if (!pc)
 		return;
-	pc = p;
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	before = user_reads;
 	a = value(pc, fd);
 	prev = a;
@@ -292,7 +303,7 @@ static void long_path(int expect_counter)
 	else
 		skip("long: every self-read used the counter", "not on this route");
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	munmap(p, sysconf(_SC_PAGESIZE));
+	munmap((void *)pc, sysconf(_SC_PAGESIZE));
 	close(fd);
 }
 
@@ -306,17 +317,11 @@ static void wraps_path(unsigned long headroom)
 	volatile struct perf_event_mmap_page *pc;
 	unsigned long i, bad = 0, before;
 	int64_t a, b, prev, v;
-	void *p;
 	int fd;
 
-	fd = open_counting(PERF_COUNT_HW_INSTRUCTIONS);
-	p = fd < 0 ? MAP_FAILED :
-		     mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	check(p != MAP_FAILED, "wraps: opened and mapped", fd, headroom);
-	if (p == MAP_FAILED)
+	pc = open_enabled("wraps", &fd);
+	if (!pc)
 		return;
-	pc = p;
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	before = user_reads;
 	a = value(pc, fd);
 	prev = a;
@@ -336,7 +341,7 @@ static void wraps_path(unsigned long headroom)
 	check(b - a >= (int64_t)(3000 * (headroom / 3) * 2), "wraps: the whole run counted", b - a,
 	      3000 * (headroom / 3) * 2);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	munmap(p, sysconf(_SC_PAGESIZE));
+	munmap((void *)pc, sysconf(_SC_PAGESIZE));
 	close(fd);
 }
 
