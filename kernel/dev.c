@@ -1166,8 +1166,12 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	page = inst ? inst->user_page : NULL;
-	if (page && vma->vm_pgoff)
+	if (page && vma->vm_pgoff) {
+		/* Written from its first map on: write it now. */
+		if (pmuctx_user_pages_map_perf(page))
+			pmuctx_ctx_update_user_pages(ctx);
 		page = nth_page(page, 1);
+	}
 	if (page)
 		get_page(page);
 	pmuctx_ctx_unlock_irq(ctx);

@@ -183,9 +183,11 @@ static u32 pmuctx_user_index(int idx)
  * second perf's (offset PAGE_SIZE, struct perf_event_mmap_page), which
  * libpmuctx-perf.so maps for perf_event_open's callers (PAPI, libperf).
  * Split, so each is mapped and freed as a page of its own; the first's
- * page_private is the count's adjustment (below).  The perf page's
- * constant fields are set here; it has no ring (data_size 0) and no
- * user-mode time (cap_user_time 0; see pmuctx_write_perf_page()).
+ * page_private is the count's adjustment (below), the second's says that
+ * it was ever mapped: until then it is not written, which keeps the swap
+ * of contexts mapped in pmuctx's layout alone at its old cost.  The perf
+ * page's constant fields are set here; it has no ring (data_size 0) and
+ * no user-mode time (cap_user_time 0; see pmuctx_write_perf_page()).
  */
 struct page *pmuctx_user_pages_alloc(void)
 {
@@ -207,8 +209,20 @@ struct page *pmuctx_user_pages_alloc(void)
 void pmuctx_user_pages_free(struct page *page)
 {
 	set_page_private(page, 0);
+	set_page_private(nth_page(page, 1), 0);
 	__free_page(nth_page(page, 1));
 	__free_page(page);
+}
+
+/* The perf page of @page's pair is mapped: written from now on. */
+bool pmuctx_user_pages_map_perf(struct page *page)
+{
+	struct page *perf = nth_page(page, 1);
+
+	if (page_private(perf))
+		return false;
+	set_page_private(perf, 1);
+	return true;
 }
 
 /*
@@ -272,8 +286,9 @@ static void pmuctx_write_user_page(struct page *page,
 	/* The fields before the even lock that says they are whole. */
 	smp_wmb();
 	WRITE_ONCE(p->lock, p->lock + 1);
-	pmuctx_write_perf_page(page_address(nth_page(page, 1)), c, value,
-			       width, index);
+	if (page_private(nth_page(page, 1)))
+		pmuctx_write_perf_page(page_address(nth_page(page, 1)), c, value,
+				       width, index);
 }
 
 /* ctx->lock held, or @ctx claimed: pmuctx_ctx_update_user_pages(). */

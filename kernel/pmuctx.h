@@ -891,6 +891,7 @@ void pmuctx_hw_retire_counter(struct pmuctx_context *ctx,
 			      struct pmuctx_counter *c);
 struct page *pmuctx_user_pages_alloc(void);
 void pmuctx_user_pages_free(struct page *page);
+bool pmuctx_user_pages_map_perf(struct page *page);
 void pmuctx_ctx_write_user_pages(struct pmuctx_context *ctx);
 
 /*
