@@ -242,9 +242,9 @@ bool pmuctx_user_pages_map_perf(struct page *page)
  * with stale times, as pmuctx gives no user-mode clock; time_enabled and
  * time_running are left 0 (equal: nothing to scale) and read() has them.
  */
-static void pmuctx_write_perf_page(struct perf_event_mmap_page *pp,
-				   const struct pmuctx_counter *c, u64 value,
-				   u32 width, u32 index)
+static noinline void pmuctx_write_perf_page(struct perf_event_mmap_page *pp,
+					    const struct pmuctx_counter *c,
+					    u64 value, u32 width, u32 index)
 {
 	u64 prev = c->hw_prev;
 	bool upper = width == 64 || (prev & BIT_ULL(width - 1));
