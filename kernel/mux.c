@@ -178,44 +178,38 @@ static bool pmuctx_unit_takes_turns(struct pmuctx_counter *c)
 	return pmuctx_unit_is_flexible_hw(c) && pmuctx_unit_enabled(c);
 }
 
-/* Random strides tried before the round robin's (mux_spread.h). */
-#define PMUCTX_MUX_STRIDE_DRAWS	8
+/* A new random stride for @arg, a context (pmuctx_mux_spreading_stride()). */
+static u32 pmuctx_mux_redraw_stride(void *arg)
+{
+	struct pmuctx_context *ctx = arg;
+
+	pmuctx_mux_draw_stride(ctx);
+	return ctx->mux_stride;
+}
 
 /*
  * The step for @placed of @n units on: the context's stride times
  * placed / n, unless that step would keep some unit on (or off) the PMU
  * for many rotations in a row; then a new stride is drawn, and after
- * PMUCTX_MUX_STRIDE_DRAWS draws the round robin's (1 - 2^-32), which
- * always spreads.  A draw fails at worst three times in ten, so the
- * random rate of turns is kept but for the resonant steps.  Checked once per
- * (placed, n) and stride: a rotation with the same counts costs nothing.
+ * PMUCTX_MUX_STRIDE_DRAWS draws the round robin's (mux_spread.h).  A draw
+ * fails at worst three times in ten, so the random rate of turns is kept
+ * but for the resonant steps.  Checked once per (placed, n) and stride: a
+ * rotation with the same counts costs nothing.
  */
 static u32 pmuctx_mux_step(struct pmuctx_context *ctx, unsigned int placed,
 			   unsigned int n)
 {
-	unsigned int draws = 0;
-	u32 step;
-
 	if (!n)
 		return 0;
-	for (;;) {
-		step = ((u64)ctx->mux_stride * placed) / n;
-		if (placed == ctx->mux_spread_placed &&
-		    n == ctx->mux_spread_units)
-			return step;
-		if (pmuctx_mux_step_spreads(step, placed, n))
-			break;
-		if (++draws < PMUCTX_MUX_STRIDE_DRAWS) {
-			pmuctx_mux_draw_stride(ctx);
-		} else {
-			ctx->mux_stride = U32_MAX;
-			step = ((u64)ctx->mux_stride * placed) / n;
-			break;
-		}
+	if (placed != ctx->mux_spread_placed || n != ctx->mux_spread_units) {
+		ctx->mux_stride = pmuctx_mux_spreading_stride(ctx->mux_stride,
+							      placed, n,
+							      pmuctx_mux_redraw_stride,
+							      ctx);
+		ctx->mux_spread_placed = placed;
+		ctx->mux_spread_units = n;
 	}
-	ctx->mux_spread_placed = placed;
-	ctx->mux_spread_units = n;
-	return step;
+	return pmuctx_mux_stride_step(ctx->mux_stride, placed, n);
 }
 
 /*

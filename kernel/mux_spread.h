@@ -34,14 +34,29 @@
 #endif
 
 #define PMUCTX_MUX_SPREAD_MAX	64
+/* Random strides tried before the round robin's. */
+#define PMUCTX_MUX_STRIDE_DRAWS	8
+
+/* The smaller of the on and off arcs, in units. */
+static inline unsigned int pmuctx_mux_spread_few(unsigned int m, unsigned int n)
+{
+	return m < n - m ? m : n - m;
+}
 
 /* Rotations within which a spreading step turns every unit on and off. */
 static inline unsigned int pmuctx_mux_spread_window(unsigned int m,
 						    unsigned int n)
 {
-	unsigned int few = m < n - m ? m : n - m;
+	unsigned int few = pmuctx_mux_spread_few(m, n);
 
 	return 4 * ((n + few - 1) / few);
+}
+
+/* The step of @stride (2^-32) with @m of @n units on: stride * m / n. */
+static inline u32 pmuctx_mux_stride_step(u32 stride, unsigned int m,
+					 unsigned int n)
+{
+	return ((u64)stride * m) / n;
 }
 
 /* @m of @n units on at a time, 0 < m < n, moved on by @step a rotation. */
@@ -69,9 +84,29 @@ static inline bool pmuctx_mux_step_spreads(u32 step, unsigned int m,
 	for (j = 1; j < t; j++)
 		if (pos[j] - pos[j - 1] > widest)
 			widest = pos[j] - pos[j - 1];
-	few = m < n - m ? m : n - m;
+	few = pmuctx_mux_spread_few(m, n);
 	arc = ((u64)few << 32) / n;
 	return widest <= arc;
+}
+
+/*
+ * A stride whose step spreads the turns of @m of @n units: @stride, or
+ * one of the next PMUCTX_MUX_STRIDE_DRAWS - 1 that @draw returns, else
+ * the round robin's (1 - 2^-32), which always spreads.
+ */
+static inline u32 pmuctx_mux_spreading_stride(u32 stride, unsigned int m,
+					      unsigned int n,
+					      u32 (*draw)(void *arg), void *arg)
+{
+	unsigned int draws = 1;
+
+	while (!pmuctx_mux_step_spreads(pmuctx_mux_stride_step(stride, m, n),
+					m, n)) {
+		if (draws++ == PMUCTX_MUX_STRIDE_DRAWS)
+			return U32_MAX;
+		stride = draw(arg);
+	}
+	return stride;
 }
 
 #endif /* _PMUCTX_MUX_SPREAD_H */

@@ -374,11 +374,12 @@ static u64 perfmon_program_one(const struct pmuctx_context *ctx,
 
 /*
  * @c's register @left events (at most PERFMON_MAX_PERIOD) from its
- * overflow: a sampling counter's next period, or, with a start_headroom,
- * a counting counter that wrapped (the lane's tests cross a wrap every
- * @left events, each folded by the NMI's irq_work; the default, 0, never
- * re-arms).  Kernel-mode events between the fold's read and this write
- * are not counted.
+ * overflow: a sampling counter's next period, or a counting counter that
+ * wrapped and starts before its wrap (perfmon_counting_left(): with a
+ * start_headroom, the lane's tests cross a wrap every @left events, each
+ * folded by the NMI's irq_work; in a mapped context every 2^31; else it
+ * runs on from 0).  Kernel-mode events between the fold's read and this
+ * write are not counted.
  */
 static void perfmon_arm(struct pmuctx_counter *c, u64 left)
 {

@@ -22,6 +22,9 @@ typedef uint32_t u32;
 #ifndef U64_MAX
 #define U64_MAX UINT64_MAX
 #endif
+#ifndef U32_MAX
+#define U32_MAX UINT32_MAX
+#endif
 #ifndef min
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #endif

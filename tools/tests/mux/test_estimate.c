@@ -364,39 +364,35 @@ struct sim {
  * kernel/mux.c's order for units of one counter each: a position in the
  * list (a fraction, 2^-32), random at the start, moves on every rotation
  * by the context's stride (0.9 to 1, random) times the m units that fit
- * over the k; the m units from the one at the position are on.  A stride
- * whose step does not spread the turns (mux_spread.h) is drawn again, up
- * to KRON_DRAWS times (PMUCTX_MUX_STRIDE_DRAWS), then the round robin's.
+ * over the k; the m units from the one at the position are on.  The
+ * stride is the kernel's choice (mux_spread.h): redrawn while its step
+ * does not spread the turns, up to PMUCTX_MUX_STRIDE_DRAWS, then the
+ * round robin's.
  */
-#define KRON_DRAWS	8
-
 struct kron {
 	uint32_t pos, stride;
 	int draws;	/* strides drawn */
 };
 
-static uint32_t kron_draw_stride(void)
+static uint32_t kron_draw_stride(void *arg)
 {
+	struct kron *kr = arg;
+
+	kr->draws++;
 	return 0xe6666666U + (uint32_t)(((rng_next() >> 32) * (uint64_t)(0U - 0xe6666666U)) >> 32);
 }
 
 static uint32_t kron_step(uint32_t stride, int k, int m)
 {
-	return (uint32_t)(((uint64_t)stride * m) / k);
+	return pmuctx_mux_stride_step(stride, m, k);
 }
 
 static void kron_start(struct kron *kr, int k, int m)
 {
 	kr->pos = (uint32_t)rng_next();
-	for (kr->draws = 1; ; kr->draws++) {
-		kr->stride = kron_draw_stride();
-		if (pmuctx_mux_step_spreads(kron_step(kr->stride, k, m), m, k))
-			return;
-		if (kr->draws == KRON_DRAWS) {
-			kr->stride = UINT32_MAX;
-			return;
-		}
-	}
+	kr->draws = 0;
+	kr->stride = pmuctx_mux_spreading_stride(kron_draw_stride(kr), m, k,
+						 kron_draw_stride, kr);
 }
 
 static void kron_choose(struct kron *kr, unsigned char *on, int k, int m)
