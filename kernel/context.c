@@ -377,6 +377,8 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_inherit_stat += delta;
 	if (c->attr.type == PMUCTX_TYPE_RANGE)
 		ctx->nr_range += delta;
+	if (c->attr.sample_period)
+		ctx->nr_sampling += delta;
 	if (pmuctx_counter_counts_faults(c))
 		ctx->nr_fault_counters += delta;
 	if (pmuctx_counter_counts_migrations(c)) {
@@ -397,7 +399,8 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		      (ctx->nr_migration_counters ?
 		       PMUCTX_REBASE_MIGRATIONS : 0) |
 		      (ctx->nr_range ? PMUCTX_REBASE_RANGES : 0) |
-		      (ctx->nr_mapped ? PMUCTX_REBASE_PAGES : 0);
+		      (ctx->nr_mapped ? PMUCTX_REBASE_PAGES : 0) |
+		      (ctx->nr_inherit_stat ? PMUCTX_REBASE_STAYS : 0);
 }
 
 /* A self-read page joined (@delta 1) or left (-1) @ctx.  ctx->lock held. */

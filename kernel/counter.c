@@ -629,6 +629,7 @@ void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
 	sh->child_loads += ctx->loads;
 	sh->child_swaps += pmuctx_ctx_swaps(ctx);
 	sh->child_rotations += ctx->rotations;
+	sh->child_handoffs += ctx->handoffs;
 	pmuctx_slices_add(&sh->child_slices, &slices);
 	sh->exited_clones++;
 	list_del_init(&clone->child_entry);

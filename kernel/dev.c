@@ -807,6 +807,7 @@ static void pmuctx_ctx_stats_add(struct pmuctx_context *ctx,
 	st->tree_loads += ctx->loads;
 	st->tree_swaps += pmuctx_ctx_swaps(ctx);
 	st->tree_rotations += ctx->rotations;
+	st->tree_handoffs += ctx->handoffs;
 	if (dead)
 		*dead = ctx->dead;
 	pmuctx_ctx_unlock_irqrestore(ctx, flags);
@@ -833,6 +834,7 @@ static bool pmuctx_stats_shard(struct pmuctx_family_shard *sh, void *arg)
 	st->tree_loads += sh->child_loads;
 	st->tree_swaps += sh->child_swaps;
 	st->tree_rotations += sh->child_rotations;
+	st->tree_handoffs += sh->child_handoffs;
 	st->exited_tasks += sh->exited_clones;
 	list_for_each_entry(clone, &sh->children, child_entry) {
 		pmuctx_ctx_stats_add(clone->ctx, st, &dead);
@@ -867,11 +869,13 @@ static long pmuctx_ioctl_stats(struct pmuctx_counter *c,
 	st.loads = ctx->loads;
 	st.swaps = pmuctx_ctx_swaps(ctx);
 	st.rotations = ctx->rotations;
+	st.handoffs = ctx->handoffs;
 	dead = ctx->dead;
 	pmuctx_ctx_unlock_irq(ctx);
 	st.tree_loads = st.loads;
 	st.tree_swaps = st.swaps;
 	st.tree_rotations = st.rotations;
+	st.tree_handoffs = st.handoffs;
 	if (dead)
 		st.exited_tasks++;
 	else

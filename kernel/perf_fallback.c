@@ -16,7 +16,7 @@
  * as of its last fold, and the time perf kept the event waiting while its
  * task ran (@hw_missed) comes off the instance's time running.
  * The events belong to tasks, the instances to contexts, so a context
- * holding them never swaps (pmuctx_ctx_swappable()).
+ * holding them never swaps (pmuctx_ctx_claimable(): nor is it claimed).
  *
  * Folds read the event where it stands.  perf's sched_out runs before the
  * preempt notifiers' and its sched_in before theirs, so at an unload the

@@ -71,6 +71,13 @@ struct pmuctx_hw_desc {
 	void (*load)(struct pmuctx_context *ctx);
 	void (*unload)(struct pmuctx_context *ctx);
 	void (*fold)(struct pmuctx_context *ctx);
+	/*
+	 * Optional: fold @ctx as fold does, and set each counter of @next
+	 * (equivalent, counting only) to go on from the same reading, for a
+	 * handoff that leaves the PMU running (kernel/sched.c).
+	 */
+	void (*handoff_fold)(struct pmuctx_context *ctx,
+			     struct pmuctx_context *next);
 	void (*program)(struct pmuctx_context *ctx, struct pmuctx_counter *c,
 			bool on);
 	u32 (*counter_width)(int idx);
@@ -119,6 +126,9 @@ struct pmuctx_sample_ring {
 };
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
+/* The native backend's handoff_fold, called directly (no retpoline). */
+void pmuctx_native_handoff_fold(struct pmuctx_context *ctx,
+				struct pmuctx_context *next);
 /* The backend's counting belongs to tasks (pmuctx_hw->bind): set at load. */
 DECLARE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
 
@@ -248,6 +258,8 @@ struct pmuctx_context {
 	 * clocks only when something counts them.
 	 */
 	unsigned int nr_fault_counters;
+	/* Sampling counters (a period of their own is on the PMU). */
+	unsigned int nr_sampling;
 	unsigned int nr_migration_counters;
 	/* PMUCTX_REBASE_*: what a swap re-bases, one test when nothing. */
 	u8 rebase;
@@ -288,7 +300,10 @@ struct pmuctx_context {
 	u64 rotations;
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
-	 * to exchange counter by counter: such contexts never swap.
+	 * to exchange counter by counter: such contexts never swap.  They
+	 * have a key of their own (PMUCTX_SWAP_SOLO), and of software
+	 * counters only they switch by handoff (sched.c), not by unload and
+	 * load.
 	 */
 	unsigned int nr_inherit_stat;
 	/*
@@ -322,6 +337,7 @@ struct pmuctx_context {
 	 */
 	u64 seq;
 	u64 loads;		/* full loads */
+	u64 handoffs;		/* loads by a handoff (sched.c) */
 	/*
 	 * Switches out that unloaded the context.  The others handed it on,
 	 * still loaded, to an equivalent task: pmuctx_ctx_swaps(), so the
@@ -396,6 +412,7 @@ struct pmuctx_family_shard {
 	struct list_head children;
 	u64 child_value, child_enabled, child_running;
 	u64 exited_clones, child_loads, child_swaps, child_rotations;
+	u64 child_handoffs;
 	struct pmuctx_slices child_slices;
 } ____cacheline_aligned_in_smp;
 
@@ -645,6 +662,8 @@ static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
 #define PMUCTX_REBASE_MIGRATIONS	BIT(1)
 #define PMUCTX_REBASE_RANGES		BIT(2)
 #define PMUCTX_REBASE_PAGES		BIT(3)	/* nr_mapped */
+/* nr_inherit_stat: equivalent contexts hand off instead of swapping. */
+#define PMUCTX_REBASE_STAYS		BIT(4)
 
 /* Set in a claimed swap_key (struct pmuctx_context); cookies never reach it. */
 #define PMUCTX_SWAP_CLAIMED	BIT_ULL(63)
@@ -656,6 +675,19 @@ static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
  * have the same counters, hence the same bit.
  */
 #define PMUCTX_SWAP_REBASE	BIT_ULL(61)
+/*
+ * Set in the key of a context of software counters only, nothing mapped,
+ * no address range: a switch between two such contexts that cannot swap
+ * hands the CPU from one to the other in one step under their two claims
+ * (pmuctx_handoff() in sched.c), not by an unload and a load.
+ */
+#define PMUCTX_SWAP_HANDOFF	BIT_ULL(60)
+/*
+ * The low bits of a key that only its own context holds: cookies are
+ * multiples of 4 and families are cookie, cookie | 1 or cookie | 2, so
+ * generation | 3 equals no other context's key.
+ */
+#define PMUCTX_SWAP_SOLO	3
 
 /* ctx->lock held: how often the context was handed on by a swap. */
 static inline u64 pmuctx_ctx_swaps(const struct pmuctx_context *ctx)
@@ -670,15 +702,24 @@ static inline unsigned int pmuctx_kit_size(const struct pmuctx_context *ctx)
 }
 
 /*
- * A context may change holders: nothing pins it to its task (an attach in
- * progress, per-task INHERIT_STAT values, a fork kit its holder must
- * refill), and its holder is alive.  ctx->lock held.
+ * A context may be claimed (struct pmuctx_context, swap_key): its holder
+ * is alive, no attach is in progress, and its hardware counters are not
+ * perf's events bound to the holder.  ctx->lock held.
+ */
+static inline bool pmuctx_ctx_claimable(const struct pmuctx_context *c)
+{
+	return !(c->pin_count | c->dead) &&
+	       !(c->nr_hw && static_branch_unlikely(&pmuctx_hw_task_bound));
+}
+
+/*
+ * A claimable context may also change holders: its values are not per
+ * task (INHERIT_STAT), and a fork kit its holder must refill is there.
+ * ctx->lock held.
  */
 static inline bool pmuctx_ctx_swappable(const struct pmuctx_context *c)
 {
-	return !(c->pin_count | c->dead | c->nr_inherit_stat) &&
-	       (c->fork_kit || !pmuctx_kit_size(c)) &&
-	       !(c->nr_hw && static_branch_unlikely(&pmuctx_hw_task_bound));
+	return !c->nr_inherit_stat && (c->fork_kit || !pmuctx_kit_size(c));
 }
 
 /*
@@ -739,8 +780,8 @@ static __always_inline int pmuctx_swap_keys_claim_generic(u64 *first,
  * Claim @ctx as a swap claims it (see swap_key): while the claim lasts no
  * swap and no lock holder touches the context, so the claimer may read it
  * and write what a lock holder could.  Fails, without waiting, when the
- * context is claimed already, under ctx->lock, or may not change holders
- * (key 0).  IRQs off: a lock taker interrupting the claimer on its CPU
+ * context is claimed already, under ctx->lock, or may not be claimed
+ * (key 0: pmuctx_ctx_claimable()).  IRQs off: a lock taker interrupting the claimer on its CPU
  * would wait for the claim forever.
  */
 static __always_inline bool pmuctx_ctx_claim(struct pmuctx_context *ctx,
@@ -772,17 +813,43 @@ static __always_inline void pmuctx_ctx_assert_owned(struct pmuctx_context *ctx)
  * original the other was cloned from.  Clones carry their parent's family,
  * or its generation if it is an original (flattened), so the family root
  * (family, else generation) is equal exactly then.  Precomputed for the
- * scheduler, with 0 for contexts that may not change holders; published
+ * scheduler: 0 for contexts that may not be claimed, a key of their own
+ * (PMUCTX_SWAP_SOLO) for those that may not change holders; published
  * when ctx->lock is dropped, with release, for the next swap's claim.
  */
+static inline u64 pmuctx_ctx_swap_key(const struct pmuctx_context *ctx)
+{
+	u64 key;
+
+	if (!pmuctx_ctx_claimable(ctx))
+		return 0;
+	if (pmuctx_ctx_swappable(ctx))
+		key = (ctx->family ?: ctx->generation) |
+		      (ctx->nr_mapped ? PMUCTX_SWAP_MAPPED : 0) |
+		      (ctx->rebase ? PMUCTX_SWAP_REBASE : 0);
+	else if (ctx->nr_inherit_stat && ctx->nr_hw &&
+		 !(ctx->nr_mapped | ctx->nr_range | ctx->nr_sampling) &&
+		 !(ctx->mux_rotate | ctx->mux_dirty) &&
+		 pmuctx_hw->handoff_fold)
+		/*
+		 * Equivalent INHERIT_STAT contexts of hardware counters, all
+		 * on the PMU: their "swap" is a handoff that reads the
+		 * counters once (PMUCTX_REBASE_STAYS sends it out of line).
+		 * The multiplexing flags change only under ctx->lock.
+		 */
+		key = (ctx->family ?: ctx->generation) | PMUCTX_SWAP_REBASE;
+	else
+		key = ctx->generation | PMUCTX_SWAP_SOLO;
+	if (!(ctx->nr_hw | ctx->nr_mapped | ctx->nr_range))
+		key |= PMUCTX_SWAP_HANDOFF;
+	return key;
+}
+
 static inline void pmuctx_ctx_publish_swap_key(struct pmuctx_context *ctx)
 {
 	lockdep_assert_held(&ctx->lock);
 	/* Pairs with the next swap's acquiring claim. */
-	smp_store_release(&ctx->swap_key, pmuctx_ctx_swappable(ctx) ?
-			  (ctx->family ?: ctx->generation) |
-			  (ctx->nr_mapped ? PMUCTX_SWAP_MAPPED : 0) |
-			  (ctx->rebase ? PMUCTX_SWAP_REBASE : 0) : 0);
+	smp_store_release(&ctx->swap_key, pmuctx_ctx_swap_key(ctx));
 }
 
 /*

@@ -12,6 +12,7 @@
  * context rather than lock it, and lock it only when the claim fails
  * (pmuctx_hook_own()).
  */
+#include <linux/indirect_call_wrapper.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
@@ -181,8 +182,8 @@ void pmuctx_sched_load_current(struct pmuctx_link *link)
  * stopped) one.  The PMU keeps counting into the family, which is summed
  * at the original anyway, and the time clock runs on: the CPU goes
  * straight from prev to next.  O(1) whatever the number of counters:
- * contexts whose values are per task (INHERIT_STAT) never swap.  Both
- * contexts claimed.
+ * contexts whose values are per task (INHERIT_STAT) never swap (they hand
+ * off: pmuctx_handoff()).  Both contexts claimed.
  */
 static __always_inline void pmuctx_swap(struct pmuctx_link *link,
 					struct pmuctx_context *ctx,
@@ -237,7 +238,8 @@ static __always_inline void pmuctx_swap_rebase_clocks(struct pmuctx_link *link,
 	}
 }
 
-#define PMUCTX_REBASE_OUT_OF_LINE	(PMUCTX_REBASE_RANGES | PMUCTX_REBASE_PAGES)
+#define PMUCTX_REBASE_OUT_OF_LINE	(PMUCTX_REBASE_RANGES | PMUCTX_REBASE_PAGES | \
+					 PMUCTX_REBASE_STAYS)
 
 /*
  * The swap of contexts whose range counters hand each task its
@@ -288,13 +290,27 @@ pmuctx_link_of_next(struct task_struct *next, const struct pmuctx_link *own)
  * swaps either context meanwhile: prev's is loaded here and next is
  * stopped, and only their own CPU's sched_out swaps them.
  */
-enum { PMUCTX_NO_SWAP, PMUCTX_SWAPPED, PMUCTX_SWAP_OUT_OF_LINE };
+enum {
+	PMUCTX_NO_SWAP, PMUCTX_SWAPPED, PMUCTX_SWAP_OUT_OF_LINE,
+	PMUCTX_HANDOFF,
+};
+
+/*
+ * For a handoff, next's context and both keys as seen: unclaimed, and
+ * both with PMUCTX_SWAP_HANDOFF.  The handoff claims with exactly these
+ * keys, so a context claimed or changed since fails its claim.
+ */
+struct pmuctx_handoff_keys {
+	u64 key, nkey;
+};
 
 static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 					   struct pmuctx_context *ctx,
-					   struct task_struct *next)
+					   struct task_struct *next,
+					   struct pmuctx_context **handoff_nctx,
+					   struct pmuctx_handoff_keys *seen)
 {
-	u64 key = READ_ONCE(ctx->swap_key);
+	u64 key = READ_ONCE(ctx->swap_key), nkey;
 	struct pmuctx_context *nctx;
 	struct pmuctx_link *nlink;
 	u8 rebase;
@@ -309,8 +325,19 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 	 * (nctx == ctx cannot be: then the second claim would fail.)
 	 */
 	nctx = rcu_dereference_protected(nlink->ctx, 1);
-	if (!nctx || READ_ONCE(nctx->swap_key) != key)
+	if (!nctx)
 		return PMUCTX_NO_SWAP;
+	nkey = READ_ONCE(nctx->swap_key);
+	if (nkey != key) {
+		/* key is unclaimed (above), so one sign test covers both. */
+		if (!(key & nkey & PMUCTX_SWAP_HANDOFF) ||
+		    (nkey & PMUCTX_SWAP_CLAIMED))
+			return PMUCTX_NO_SWAP;
+		*handoff_nctx = nctx;
+		seen->key = key;
+		seen->nkey = nkey;
+		return PMUCTX_HANDOFF;
+	}
 	/* Acquire: the last lock holder's writes are visible to the swap. */
 	switch (pmuctx_swap_keys_claim(&ctx->swap_key, &nctx->swap_key, key)) {
 	case 0:
@@ -336,8 +363,11 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 	if (unlikely(key & PMUCTX_SWAP_REBASE)) {
 		rebase = ctx->rebase;
 		/* Still claimed: pmuctx_sched_out_slow() finishes. */
-		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE))
+		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE)) {
+			*handoff_nctx = nctx;
+			seen->key = key;
 			return PMUCTX_SWAP_OUT_OF_LINE;
+		}
 		pmuctx_swap_rebase_clocks(link, ctx, nlink, next, rebase);
 	}
 	pmuctx_swap(link, ctx, nlink, nctx, next);
@@ -347,29 +377,141 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 }
 
 /*
- * Everything but the plain swap, out of line and from one call site, so
- * the swap path needs no callee-saved registers (nor, on arm64, where the
- * kernel keeps frame pointers and makes no tail calls, a frame): the
- * rebased swap of two claimed contexts, or the unload.
+ * The time of this switch: the scheduler read its CPU's clock for it
+ * (update_rq_clock() in __schedule(), sched_clock_cpu(): local_clock()'s
+ * clock) moments before the notifiers, and stamped next's arrival with
+ * that reading (sched_info_arrive(), for every task but the idle one).
+ * Reusing it spares a handoff a clock reading of its own, which is most of
+ * what it would cost, and splits the time between prev and next where the
+ * scheduler's own accounting splits it.  Without CONFIG_SCHED_INFO, a
+ * reading of our own.
  */
-static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
-					   struct task_struct *next, bool rebase)
+static __always_inline u64 pmuctx_switch_clock(struct task_struct *next)
 {
-	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
-						notifier);
-	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
-	struct pmuctx_link *nlink;
-	u64 key;
+#ifdef CONFIG_SCHED_INFO
+	return READ_ONCE(next->sched_info.last_arrival);
+#else
+	return local_clock();
+#endif
+}
 
-	if (rebase) {
-		/* Next is stopped and both are claimed: as try_swap saw them. */
-		nlink = pmuctx_link_of_stopped(next);
-		pmuctx_swap_rebased(link, ctx, nlink,
-				    rcu_dereference_protected(nlink->ctx, 1), next,
-				    READ_ONCE(ctx->swap_key) & ~PMUCTX_SWAP_CLAIMED);
-		return;
+/*
+ * The switch from prev's context to next's when the two cannot swap but
+ * hold software counters only (PMUCTX_SWAP_HANDOFF), or are equivalent
+ * INHERIT_STAT contexts whose hardware counters the caller handed over
+ * (pmuctx_hw->handoff_fold()): each context stays with its task, prev's
+ * stops as its unload would stop it and next's starts as its load would,
+ * both from one time and under the two claims, so that no reader sees
+ * one without the other and next's sched_in finds its context loaded.
+ * INHERIT_STAT values are per task: each instance still counts exactly
+ * one task.  Both contexts claimed, IRQs off.
+ */
+static __always_inline void pmuctx_handoff(struct pmuctx_link *link,
+					   struct pmuctx_context *ctx,
+					   struct pmuctx_context *nctx, u64 now)
+{
+	struct pmuctx_link *nlink = nctx->link;
+	struct task_struct *prev = current, *next = nctx->task;
+	s64 dt = now - ctx->snap[PMUCTX_CLK_TIME];
+	u64 migr;
+
+	/*
+	 * prev's context was loaded here after the clock read for its own
+	 * arrival, which this one's cannot precede; were it ever to, the
+	 * clock is read again, so that no time runs backwards.
+	 */
+	if (unlikely(dt < 0)) {
+		now = local_clock();
+		dt = now - ctx->snap[PMUCTX_CLK_TIME];
 	}
-	key = pmuctx_hook_own(ctx);
+	if (dt > 0)
+		ctx->clock[PMUCTX_CLK_TIME] += dt;
+	if (ctx->clock[PMUCTX_CLK_TIME] < ctx->time_seen)
+		ctx->clock[PMUCTX_CLK_TIME] = ctx->time_seen;
+	/*
+	 * Fault and migration clocks only where something counts them, as
+	 * at a swap (pmuctx_swap_rebase_clocks()): a context stays with its
+	 * task here, so a skipped fold and snapshot leave an offset that
+	 * cancels, and the first migration counter restarts its baseline.
+	 */
+	if (ctx->rebase & PMUCTX_REBASE_FAULTS) {
+		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
+						 ctx->snap[PMUCTX_CLK_MINFLT];
+		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
+						 ctx->snap[PMUCTX_CLK_MAJFLT];
+	}
+	if (ctx->rebase & PMUCTX_REBASE_MIGRATIONS)
+		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
+	ctx->clocks_running = false;
+	ctx->clock[PMUCTX_CLK_SWITCHES]++;
+	ctx->switch_unloads++;
+	ctx->loaded_cpu = -1;
+	ctx->seq++;
+
+	if (nctx->rebase & PMUCTX_REBASE_MIGRATIONS) {
+		migr = READ_ONCE(next->se.nr_migrations);
+		nctx->clock[PMUCTX_CLK_MIGRATIONS] += migr -
+						      nlink->migrations_at_out;
+		nlink->migrations_at_out = migr;
+	}
+	if (nctx->rebase & PMUCTX_REBASE_FAULTS) {
+		nctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
+		nctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
+	}
+	nctx->snap[PMUCTX_CLK_TIME] = now;
+	nctx->clocks_running = true;
+	__this_cpu_write(pmuctx_loaded_ctx, nctx);
+	nctx->loaded_cpu = smp_processor_id();
+	nctx->handoffs++;
+	nctx->seq++;
+}
+
+/*
+ * Claim prev's and next's contexts, whose keys differ, for a handoff, with
+ * the keys try_swap saw.  False, with nothing claimed, when either is
+ * claimed or changed since (a reader has it, or ctx->lock): prev unloads
+ * instead.  Never with a key read again here: a claimed one would "claim"
+ * it a second time (the cmpxchg finds what it expects) and its release
+ * would leave the reader's claim in place for good.
+ */
+static __always_inline bool pmuctx_handoff_claim(struct pmuctx_context *ctx,
+						 u64 key,
+						 struct pmuctx_context *nctx,
+						 u64 nkey)
+{
+	if (!pmuctx_swap_key_claim(&ctx->swap_key, key))
+		return false;
+	if (likely(pmuctx_swap_key_claim(&nctx->swap_key, nkey)))
+		return true;
+	pmuctx_ctx_unclaim(ctx, key);
+	return false;
+}
+
+/*
+ * The handoff of two equivalent INHERIT_STAT contexts of hardware
+ * counters leaves the PMU as it is: they program the same slots with the
+ * same events (clones copy their parent's slots, which the swap relies on
+ * too), and their key says that nothing sets a counter to a start value
+ * of the instance's own (no sampling period, no self-read page) and that
+ * no rotation placed them differently (pmuctx_ctx_swap_key()).  Checked
+ * on the debug kernels.  Both contexts claimed.
+ */
+static bool pmuctx_handoff_pmu_fits(const struct pmuctx_context *ctx,
+				    const struct pmuctx_context *nctx)
+{
+	return !PMUCTX_CHECK_INVARIANTS ||
+	       !WARN_ON_ONCE(nctx->used_mask != ctx->used_mask ||
+			     ctx->nr_sampling || nctx->nr_sampling ||
+			     ctx->mux_dirty | ctx->mux_rotate |
+			     nctx->mux_dirty | nctx->mux_rotate);
+}
+
+/* prev's context unloads: its own or a lock owns it, IRQs off. */
+static void pmuctx_sched_out_unload_own(struct pmuctx_link *link,
+					struct pmuctx_context *ctx)
+{
+	u64 key = pmuctx_hook_own(ctx);
+
 	if (!ctx->dead) {
 		pmuctx_ctx_fold_holder(ctx);
 		ctx->clock[PMUCTX_CLK_SWITCHES]++;
@@ -380,6 +522,99 @@ static noinline void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 	pmuctx_hook_release(ctx, key);
 }
 
+/* The switch out that unloads prev's context. */
+static noinline notrace void pmuctx_sched_out_unload(struct preempt_notifier *pn)
+{
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+
+	pmuctx_sched_out_unload_own(link, pmuctx_own_ctx(link));
+}
+
+/*
+ * The swap that re-bases what must go out of line, or the handoff of
+ * equivalent INHERIT_STAT contexts of hardware counters: prev's context
+ * and next's @nctx both claimed with @key, as try_swap left them.
+ */
+static noinline notrace void pmuctx_sched_out_rebased(struct preempt_notifier *pn,
+						      struct task_struct *next,
+						      struct pmuctx_context *nctx,
+						      u64 key)
+{
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+
+	if (!(ctx->rebase & PMUCTX_REBASE_STAYS)) {
+		pmuctx_swap_rebased(link, ctx, nctx->link, nctx, next, key);
+		return;
+	}
+	/*
+	 * INHERIT_STAT: each keeps its context, the PMU counts on: prev's
+	 * instances folded where the PMU stands (each register read once),
+	 * next's going on from the same readings.  An overflow raised
+	 * meanwhile folds next's context, which goes on from there.
+	 */
+	if (pmuctx_handoff_pmu_fits(ctx, nctx)) {
+		INDIRECT_CALL_1(pmuctx_hw->handoff_fold,
+				pmuctx_native_handoff_fold, ctx, nctx);
+		pmuctx_handoff(link, ctx, nctx, pmuctx_switch_clock(next));
+		pmuctx_ctx_unclaim(nctx, key);
+		pmuctx_ctx_unclaim(ctx, key);
+		return;
+	}
+	pmuctx_ctx_unclaim(nctx, key);
+	pmuctx_ctx_unclaim(ctx, key);
+	pmuctx_sched_out_unload_own(link, ctx);
+}
+
+/*
+ * Everything but the plain swap, out of line and from one call site, so
+ * the swap path needs no callee-saved registers (nor, on arm64, where the
+ * kernel keeps frame pointers and makes no tail calls, a frame): the
+ * handoff to @nctx (next's context, key @nkey as try_swap saw it), else
+ * the rebased swap of two claimed contexts or the unload
+ * (pmuctx_sched_out_unload()).
+ */
+static noinline notrace void pmuctx_sched_out_slow(struct preempt_notifier *pn,
+						   struct task_struct *next,
+						   int how,
+						   struct pmuctx_context *nctx,
+						   u64 key, u64 nkey)
+{
+	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
+						notifier);
+	struct pmuctx_context *ctx;
+	u64 now;
+
+	if (how != PMUCTX_HANDOFF) {
+		if (how == PMUCTX_SWAP_OUT_OF_LINE)
+			pmuctx_sched_out_rebased(pn, next, nctx, key);
+		else
+			pmuctx_sched_out_unload(pn);
+		return;
+	}
+	now = pmuctx_switch_clock(next);
+	ctx = pmuctx_own_ctx(link);
+	if (likely(pmuctx_handoff_claim(ctx, key, nctx, nkey))) {
+		/* As at a swap (try_swap): loaded here, next's not. */
+		bool sane = !PMUCTX_CHECK_INVARIANTS ||
+			    !WARN_ON_ONCE(ctx->loaded_cpu != smp_processor_id() ||
+					  !ctx->clocks_running ||
+					  nctx->loaded_cpu >= 0 ||
+					  ctx->nr_hw || nctx->nr_hw ||
+					  (s64)(local_clock() - now) < 0);
+
+		if (sane)
+			pmuctx_handoff(link, ctx, nctx, now);
+		pmuctx_ctx_unclaim(nctx, nkey);
+		pmuctx_ctx_unclaim(ctx, key);
+		if (sane)
+			return;
+	}
+	pmuctx_sched_out_unload(pn);
+}
+
 /* notrace: every switch of a counted task runs it (and sched_in). */
 static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 				     struct task_struct *next)
@@ -387,15 +622,20 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+	struct pmuctx_handoff_keys seen = {};
+	struct pmuctx_context *handoff_nctx = NULL;
 	int swap;
 
 	if (!ctx)
 		return;
-	swap = pmuctx_try_swap(link, ctx, next);
+	swap = pmuctx_try_swap(link, ctx, next, &handoff_nctx, &seen);
 	if (likely(swap == PMUCTX_SWAPPED))
 		return;
-	/* The hook's own arguments; it finds the link and context again. */
-	pmuctx_sched_out_slow(pn, next, swap == PMUCTX_SWAP_OUT_OF_LINE);
+	/*
+	 * The hook's own arguments (it finds the link and context again),
+	 * and what a handoff needs, in registers.
+	 */
+	pmuctx_sched_out_slow(pn, next, swap, handoff_nctx, seen.key, seen.nkey);
 }
 
 struct preempt_ops pmuctx_preempt_ops = {

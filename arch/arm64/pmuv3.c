@@ -338,11 +338,15 @@ static __always_inline void pmuv3_fold_raw(struct pmuctx_counter *c, u64 raw,
 		pmuv3_fold_periods(c, regs, arm_floor, delta);
 }
 
-/* Event counter @n of a load (program it) or of a fold (read it). */
+/*
+ * Event counter @n of a load (program it) or of a fold (read it; and for
+ * a handoff, @next's instance counts on from the reading).
+ */
 static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
 				       unsigned long used, const int n,
 				       bool load, struct pt_regs *regs,
-				       u64 arm_floor)
+				       u64 arm_floor,
+				       struct pmuctx_context *next)
 {
 	struct pmuctx_counter *c = ctx->slots[n];
 
@@ -352,6 +356,8 @@ static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
 	if (!load) {
 		pmuv3_fold_raw(c, pmuv3_read_evcntr(n), U32_MAX, regs,
 			       arm_floor);
+		if (next)
+			next->slots[n]->hw_prev = c->hw_prev;
 		return;
 	}
 	c->hw_prev = pmuv3_load_value(ctx, c, n);
@@ -367,103 +373,104 @@ static __always_inline void pmuv3_slot(struct pmuctx_context *ctx,
 static __always_inline void pmuv3_event_counters(struct pmuctx_context *ctx,
 						 bool load,
 						 struct pt_regs *regs,
-						 u64 arm_floor)
+						 u64 arm_floor,
+						 struct pmuctx_context *next)
 {
 	unsigned long used = ctx->used_mask;
 
 	switch (pmuv3_top_event_counter(used)) {
 	case 30:
-		pmuv3_slot(ctx, used, 30, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 30, load, regs, arm_floor, next);
 		fallthrough;
 	case 29:
-		pmuv3_slot(ctx, used, 29, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 29, load, regs, arm_floor, next);
 		fallthrough;
 	case 28:
-		pmuv3_slot(ctx, used, 28, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 28, load, regs, arm_floor, next);
 		fallthrough;
 	case 27:
-		pmuv3_slot(ctx, used, 27, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 27, load, regs, arm_floor, next);
 		fallthrough;
 	case 26:
-		pmuv3_slot(ctx, used, 26, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 26, load, regs, arm_floor, next);
 		fallthrough;
 	case 25:
-		pmuv3_slot(ctx, used, 25, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 25, load, regs, arm_floor, next);
 		fallthrough;
 	case 24:
-		pmuv3_slot(ctx, used, 24, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 24, load, regs, arm_floor, next);
 		fallthrough;
 	case 23:
-		pmuv3_slot(ctx, used, 23, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 23, load, regs, arm_floor, next);
 		fallthrough;
 	case 22:
-		pmuv3_slot(ctx, used, 22, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 22, load, regs, arm_floor, next);
 		fallthrough;
 	case 21:
-		pmuv3_slot(ctx, used, 21, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 21, load, regs, arm_floor, next);
 		fallthrough;
 	case 20:
-		pmuv3_slot(ctx, used, 20, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 20, load, regs, arm_floor, next);
 		fallthrough;
 	case 19:
-		pmuv3_slot(ctx, used, 19, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 19, load, regs, arm_floor, next);
 		fallthrough;
 	case 18:
-		pmuv3_slot(ctx, used, 18, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 18, load, regs, arm_floor, next);
 		fallthrough;
 	case 17:
-		pmuv3_slot(ctx, used, 17, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 17, load, regs, arm_floor, next);
 		fallthrough;
 	case 16:
-		pmuv3_slot(ctx, used, 16, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 16, load, regs, arm_floor, next);
 		fallthrough;
 	case 15:
-		pmuv3_slot(ctx, used, 15, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 15, load, regs, arm_floor, next);
 		fallthrough;
 	case 14:
-		pmuv3_slot(ctx, used, 14, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 14, load, regs, arm_floor, next);
 		fallthrough;
 	case 13:
-		pmuv3_slot(ctx, used, 13, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 13, load, regs, arm_floor, next);
 		fallthrough;
 	case 12:
-		pmuv3_slot(ctx, used, 12, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 12, load, regs, arm_floor, next);
 		fallthrough;
 	case 11:
-		pmuv3_slot(ctx, used, 11, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 11, load, regs, arm_floor, next);
 		fallthrough;
 	case 10:
-		pmuv3_slot(ctx, used, 10, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 10, load, regs, arm_floor, next);
 		fallthrough;
 	case 9:
-		pmuv3_slot(ctx, used, 9, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 9, load, regs, arm_floor, next);
 		fallthrough;
 	case 8:
-		pmuv3_slot(ctx, used, 8, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 8, load, regs, arm_floor, next);
 		fallthrough;
 	case 7:
-		pmuv3_slot(ctx, used, 7, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 7, load, regs, arm_floor, next);
 		fallthrough;
 	case 6:
-		pmuv3_slot(ctx, used, 6, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 6, load, regs, arm_floor, next);
 		fallthrough;
 	case 5:
-		pmuv3_slot(ctx, used, 5, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 5, load, regs, arm_floor, next);
 		fallthrough;
 	case 4:
-		pmuv3_slot(ctx, used, 4, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 4, load, regs, arm_floor, next);
 		fallthrough;
 	case 3:
-		pmuv3_slot(ctx, used, 3, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 3, load, regs, arm_floor, next);
 		fallthrough;
 	case 2:
-		pmuv3_slot(ctx, used, 2, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 2, load, regs, arm_floor, next);
 		fallthrough;
 	case 1:
-		pmuv3_slot(ctx, used, 1, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 1, load, regs, arm_floor, next);
 		fallthrough;
 	case 0:
-		pmuv3_slot(ctx, used, 0, load, regs, arm_floor);
+		pmuv3_slot(ctx, used, 0, load, regs, arm_floor, next);
 		break;
 	default:
 		break;
@@ -472,27 +479,42 @@ static __always_inline void pmuv3_event_counters(struct pmuctx_context *ctx,
 
 static __always_inline void pmuv3_fold_slots(struct pmuctx_context *ctx,
 					     struct pt_regs *regs,
-					     u64 arm_floor)
+					     u64 arm_floor,
+					     struct pmuctx_context *next)
 {
 	struct pmuctx_counter *c = ctx->slots[PMU_CYCLE_IDX];
 
-	pmuv3_event_counters(ctx, false, regs, arm_floor);
+	pmuv3_event_counters(ctx, false, regs, arm_floor, next);
 	pmuv3_check_slot(ctx->used_mask, PMU_CYCLE_IDX, c);
-	if (c)
+	if (c) {
 		pmuv3_fold_raw(c, read_sysreg(pmccntr_el0), U64_MAX, regs,
 			       arm_floor);
+		if (next)
+			next->slots[PMU_CYCLE_IDX]->hw_prev = c->hw_prev;
+	}
 }
 
 static void pmuv3_fold_regs(struct pmuctx_context *ctx, struct pt_regs *regs,
 			    u64 arm_floor)
 {
 	write_sysreg(read_sysreg(pmovsclr_el0) & ctx->used_mask, pmovsclr_el0);
-	pmuv3_fold_slots(ctx, regs, arm_floor);
+	pmuv3_fold_slots(ctx, regs, arm_floor, NULL);
 }
 
 static void pmuv3_fold(struct pmuctx_context *ctx)
 {
 	pmuv3_fold_regs(ctx, NULL, 0);
+}
+
+/*
+ * A handoff's fold: the counters run on, and an overflow flag raised
+ * before it stays for the interrupt, which folds the next context from
+ * the same readings (a delta is taken modulo the width: one wrap).
+ */
+void pmuctx_native_handoff_fold(struct pmuctx_context *ctx,
+				struct pmuctx_context *next)
+{
+	pmuv3_fold_slots(ctx, NULL, 0, next);
 }
 
 /* Every counter register EL0 could read, other than @keep's, reads 0. */
@@ -529,7 +551,7 @@ static void pmuv3_load(struct pmuctx_context *ctx)
 		WARN_ON_ONCE(read_sysreg(pmcntenset_el0));
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
-	pmuv3_event_counters(ctx, true, NULL, 0);
+	pmuv3_event_counters(ctx, true, NULL, 0, NULL);
 	c = ctx->slots[PMU_CYCLE_IDX];
 	pmuv3_check_slot(used, PMU_CYCLE_IDX, c);
 	if (c)
@@ -554,7 +576,7 @@ static void pmuv3_unload(struct pmuctx_context *ctx)
 	write_sysreg(PMU_ALL_COUNTERS, pmcntenclr_el0);
 	isb();
 	/* Stopped: their overflow flags are all cleared below. */
-	pmuv3_fold_slots(ctx, NULL, 0);
+	pmuv3_fold_slots(ctx, NULL, 0, NULL);
 	write_sysreg(PMU_ALL_COUNTERS, pmintenclr_el1);
 	write_sysreg(PMU_ALL_COUNTERS, pmovsclr_el0);
 	isb();
@@ -724,6 +746,7 @@ static struct pmuctx_hw_desc pmuv3_desc = {
 	.program = pmuv3_program,
 	.counter_width = pmuv3_counter_width,
 	.read_counter = pmuv3_read_counter,
+	.handoff_fold = pmuctx_native_handoff_fold,
 	.pause = pmuv3_pause,
 	.resume = pmuv3_resume,
 };

@@ -435,8 +435,11 @@ static noinline void perfmon_fold_periods(struct pmuctx_counter *c,
  * the mask in a register (find_next_bit() would cost a call a slot, and
  * read the mask from memory).
  */
-static void perfmon_fold_slots(struct pmuctx_context *ctx,
-			       struct pt_regs *regs, u64 arm_floor)
+static __always_inline void perfmon_fold_slots(struct pmuctx_context *ctx,
+					       struct pt_regs *regs,
+					       u64 arm_floor,
+					       struct pmuctx_context *next,
+					       bool handoff)
 {
 	unsigned int headroom = READ_ONCE(perfmon_start_headroom);
 	unsigned long used = ctx->used_mask, left;
@@ -463,17 +466,27 @@ static void perfmon_fold_slots(struct pmuctx_context *ctx,
 		wrapped = raw < c->hw_prev;
 		c->hw_count += delta;
 		c->hw_prev = raw;
-		if (unlikely(c->attr.sample_period))
+		/* A handoff's contexts count only (pmuctx_ctx_swap_key()). */
+		if (!handoff && unlikely(c->attr.sample_period))
 			perfmon_fold_periods(c, regs, arm_floor, delta);
 		else if (unlikely(wrapped && (headroom || ctx->nr_mapped)))
 			perfmon_arm(c, max_t(u64, perfmon_counting_left(ctx, headroom),
 					     arm_floor));
+		/* A handoff: next's instance counts on from this reading. */
+		if (handoff)
+			next->slots[slot]->hw_prev = c->hw_prev;
 	}
 }
 
 static void perfmon_fold(struct pmuctx_context *ctx)
 {
-	perfmon_fold_slots(ctx, NULL, 0);
+	perfmon_fold_slots(ctx, NULL, 0, NULL, false);
+}
+
+void pmuctx_native_handoff_fold(struct pmuctx_context *ctx,
+				struct pmuctx_context *next)
+{
+	perfmon_fold_slots(ctx, NULL, 0, next, true);
 }
 
 /*
@@ -567,7 +580,7 @@ static void perfmon_unload(struct pmuctx_context *ctx)
 
 	perfmon_close_user_reads(pc);
 	perfmon_set_ctrl(pc, 0);
-	perfmon_fold_slots(ctx, NULL, 0);
+	perfmon_fold_slots(ctx, NULL, 0, NULL, false);
 	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
 	       perfmon_global_bits(ctx->used_mask));
 }
@@ -674,7 +687,8 @@ static void perfmon_pmi_work(struct irq_work *work)
 	if (ctx->loaded_cpu == smp_processor_id()) {
 		if (rctx == ctx && rseq == ctx->seq && rtask == current)
 			r = &regs;
-		perfmon_fold_slots(ctx, r, perfmon_throttle_floor(pc));
+		perfmon_fold_slots(ctx, r, perfmon_throttle_floor(pc), NULL,
+				   false);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	pmuctx_ctx_unlock(ctx);
@@ -895,6 +909,7 @@ static struct pmuctx_hw_desc perfmon_desc = {
 	.user_index = perfmon_user_index,
 	.user_reads_again = perfmon_user_reads_again,
 	.read_counter = perfmon_read_raw,
+	.handoff_fold = pmuctx_native_handoff_fold,
 	.pause = perfmon_pause,
 	.resume = perfmon_resume,
 };

@@ -202,6 +202,8 @@ struct pmuctx_ctx_stats {
 	__u64 inherit_failed;	/* clones that could not be allocated */
 	__u64 rotations;	/* multiplexing rotations of this context */
 	__u64 tree_rotations;	/* rotations over the whole family */
+	__u64 handoffs;		/* loads by a handoff from another context */
+	__u64 tree_handoffs;	/* handoffs over the whole family */
 };
 
 /* One live clone in a process-tree read. */

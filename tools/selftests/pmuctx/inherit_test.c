@@ -420,10 +420,17 @@ TEST(modified_child_leaves_the_family)
 	long expected;
 
 	ping_pong(_metadata, true, &st, &expected, &counted);
-	TH_LOG("swaps %llu loads %llu", (unsigned long long)st.tree_swaps,
-	       (unsigned long long)st.tree_loads);
+	TH_LOG("swaps %llu loads %llu handoffs %llu",
+	       (unsigned long long)st.tree_swaps,
+	       (unsigned long long)st.tree_loads,
+	       (unsigned long long)st.tree_handoffs);
 	EXPECT_GT(20, st.tree_swaps);
-	EXPECT_LE(3000, st.tree_loads);
+	/*
+	 * Two contexts of software counters that may not swap: the CPU is
+	 * handed from one to the other, each staying with its task.
+	 */
+	EXPECT_LE(3000, st.tree_handoffs);
+	EXPECT_LE(3000, st.tree_loads + st.tree_handoffs);
 	EXPECT_GE(expected, counted);
 	EXPECT_LE(expected - 3, counted);
 }
@@ -560,11 +567,12 @@ static const struct pmuctx_tree_entry *tree_entry_of(int fd, pid_t tid,
 
 /*
  * INHERIT_STAT keeps each task's own count: parent and child take
- * PINGPONG_ROUNDS turns on one CPU, each switch between them a full load
- * (such contexts never swap: design.rst says why), and fault pages in
- * between (the parent 300, the child 40).  The child's counts of its
- * switches and faults must be the kernel's own, exactly, and the
- * parent's its own since the open; the family total is their sum.
+ * PINGPONG_ROUNDS turns on one CPU, each switch between them a handoff
+ * (such contexts never swap: design.rst says why; of software counters
+ * only, the CPU goes from one context to the other in one step), and
+ * fault pages in between (the parent 300, the child 40).  The child's
+ * counts of its switches and faults must be the kernel's own, exactly,
+ * and the parent's its own since the open; the family total is their sum.
  */
 #define PINGPONG_ROUNDS	500
 
@@ -613,9 +621,15 @@ TEST(inherit_stat_keeps_each_task_count)
 	get_stats(_metadata, sw, &st);
 	TH_LOG("family: %llu swaps, %llu loads", (unsigned long long)st.tree_swaps,
 	       (unsigned long long)st.tree_loads);
-	/* Each of the 2 x 500 switches between the two is a load. */
+	TH_LOG("family: %llu handoffs", (unsigned long long)st.tree_handoffs);
+	/*
+	 * Each of the 2 x 500 switches between the two is a handoff (or a
+	 * load, when a switch went through another task), never a swap;
+	 * most go straight from one to the other.
+	 */
 	EXPECT_EQ(0, st.tree_swaps);
-	EXPECT_LE(2 * PINGPONG_ROUNDS, st.tree_loads);
+	EXPECT_LE(2 * PINGPONG_ROUNDS, st.tree_loads + st.tree_handoffs);
+	EXPECT_LE(PINGPONG_ROUNDS, st.tree_handoffs);
 
 	want_sw = proc_switches(pid);
 	e = tree_entry_of(sw, pid, &tr, ents, 4);
@@ -642,6 +656,102 @@ TEST(inherit_stat_keeps_each_task_count)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(sw);
 	close(pf);
+}
+
+/* The run time of a task the scheduler accounted, in ns (schedstat). */
+static long long proc_runtime_ns(pid_t tid)
+{
+	unsigned long long ns;
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%llu", &ns);
+	fclose(f);
+	return n == 1 ? (long long)ns : -1;
+}
+
+static void spin_loop(unsigned long n)
+{
+	volatile unsigned long i;
+
+	for (i = 0; i < n; i++)
+		;
+}
+
+/*
+ * The time of a handoff goes to the task that ran: the child spins at
+ * every turn and the parent does not, so across 2 x 300 handoffs the
+ * child's task-clock is its own run time, as the scheduler accounted it
+ * (another clock: within a quarter and 2 ms), and the parent's stays
+ * under its own.  A handoff that credited the wrong context would show
+ * the child's spins on the parent.
+ */
+#define SPIN_ROUNDS	300
+
+TEST(inherit_stat_task_clock_goes_to_the_task_that_ran)
+{
+	long long run0, child_run, parent_run, slack;
+	struct pmuctx_tree_entry ents[4];
+	const struct pmuctx_tree_entry *e;
+	struct pmuctx_tree_read tr;
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], tc, i, status;
+	char c = 'x';
+	pid_t pid;
+
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	run0 = proc_runtime_ns(getpid());
+	ASSERT_LE(0, run0);
+	tc = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK,
+			    PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_INHERIT_STAT, 0, 0, -1);
+	ASSERT_LE(0, tc);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < SPIN_ROUNDS; i++) {
+			read_full(a[0], &c, 1);
+			spin_loop(20000);
+			write_full(b[1], &c, 1);
+		}
+		read_full(a[0], &c, 1);
+		_exit(0);
+	}
+	for (i = 0; i < SPIN_ROUNDS; i++) {
+		write_full(a[1], &c, 1);
+		read_full(b[0], &c, 1);
+	}
+	ASSERT_EQ(0, wait_for_wchan(pid, "pipe_read"));
+
+	get_stats(_metadata, tc, &st);
+	EXPECT_EQ(0, st.tree_swaps);
+	EXPECT_LE(SPIN_ROUNDS, st.tree_handoffs);
+	e = tree_entry_of(tc, pid, &tr, ents, 4);
+	ASSERT_NE(NULL, e);
+	child_run = proc_runtime_ns(pid);
+	parent_run = proc_runtime_ns(getpid()) - run0;
+	TH_LOG("task-clock: child %llu ns (scheduler %lld), parent %llu (scheduler %lld), %llu handoffs",
+	       (unsigned long long)e->value, child_run,
+	       (unsigned long long)tr.own_value, parent_run,
+	       (unsigned long long)st.tree_handoffs);
+	slack = child_run / 4 + 2000000;
+	EXPECT_GE(child_run + slack, (long long)e->value);
+	EXPECT_LE(child_run - slack, (long long)e->value);
+	EXPECT_GE(parent_run + parent_run / 4 + 2000000, (long long)tr.own_value);
+	/* The child's spins are most of the time: not the parent's. */
+	EXPECT_LT((long long)tr.own_value, (long long)e->value);
+	/* The parent runs on between the read of its value and the total. */
+	EXPECT_LE(tr.own_value + e->value, tr.total);
+
+	write_full(a[1], &c, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(tc);
 }
 
 TEST_HARNESS_MAIN
