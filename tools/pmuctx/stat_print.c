@@ -543,6 +543,8 @@ void stat_print_footer(struct stat *st)
 		fprintf(f, "\n %llu task%s counted; contexts: %llu full loads, %llu equivalent swaps",
 			tasks, tasks == 1 ? "" : "s",
 			(unsigned long long)cs.tree_loads, (unsigned long long)cs.tree_swaps);
+		if (cs.tree_handoffs)
+			fprintf(f, ", %llu handoffs", (unsigned long long)cs.tree_handoffs);
 		if (cs.tree_rotations)
 			fprintf(f, ", %llu rotations", (unsigned long long)cs.tree_rotations);
 		fputc('\n', f);

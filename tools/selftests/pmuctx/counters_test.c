@@ -162,7 +162,8 @@ TEST(read_format_times_id_stamp)
 {
 	uint64_t buf[5], id = 0, stamp1;
 	struct timespec ms = { 0, 2000000 };
-	int fd;
+	long long sw0;
+	int fd, tries;
 
 	fd = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, 0,
 			    PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
@@ -179,7 +180,18 @@ TEST(read_format_times_id_stamp)
 	EXPECT_EQ(buf[1], buf[2]);
 	EXPECT_LE(4 * 1000 * 1000, buf[1]);
 	stamp1 = buf[4];
-	nanosleep(&ms, NULL);	/* switched out: unloaded and loaded again */
+	/*
+	 * Switched out: unloaded and loaded again.  A sleep only switches
+	 * when its timer has not fired before schedule(): a debug kernel
+	 * under TCG took longer than 2 ms to get there once (arm64-debug,
+	 * 2026-11-29: stamp unchanged), so sleep until the kernel counts a
+	 * switch of this thread.
+	 */
+	sw0 = proc_switches(gettid());
+	ASSERT_LE(0, sw0);
+	for (tries = 0; tries < 100 && proc_switches(gettid()) == sw0; tries++)
+		nanosleep(&ms, NULL);
+	ASSERT_LT(sw0, proc_switches(gettid()));
 	ASSERT_EQ(sizeof(buf), read(fd, buf, sizeof(buf)));
 	EXPECT_LE(stamp1 + 2, buf[4]);
 	/* Too small a buffer for the format. */

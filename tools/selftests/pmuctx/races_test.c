@@ -2,7 +2,7 @@
 /*
  * Hostile race tests (Documentation/security.rst): attach in the window
  * between fork and the child's first run, family reads and resets racing
- * equivalent swaps and (INHERIT_STAT, which never swaps) full loads, and
+ * equivalent swaps and (INHERIT_STAT, which never swaps) handoffs, and
  * INHERIT_STAT's process-tree reads racing those, fork racing enable, fork
  * churn racing structural
  * changes, swaps racing every ctx->lock taker, PMU counters closed while
