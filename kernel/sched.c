@@ -507,8 +507,8 @@ static bool pmuctx_handoff_pmu_fits(const struct pmuctx_context *ctx,
 }
 
 /* prev's context unloads: its own or a lock owns it, IRQs off. */
-static void pmuctx_sched_out_unload_own(struct pmuctx_link *link,
-					struct pmuctx_context *ctx)
+static __always_inline void
+pmuctx_sched_out_unload_own(struct pmuctx_link *link, struct pmuctx_context *ctx)
 {
 	u64 key = pmuctx_hook_own(ctx);
 
@@ -520,15 +520,6 @@ static void pmuctx_sched_out_unload_own(struct pmuctx_link *link,
 		pmuctx_ctx_unload(ctx);
 	}
 	pmuctx_hook_release(ctx, key);
-}
-
-/* The switch out that unloads prev's context. */
-static noinline notrace void pmuctx_sched_out_unload(struct preempt_notifier *pn)
-{
-	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
-						notifier);
-
-	pmuctx_sched_out_unload_own(link, pmuctx_own_ctx(link));
 }
 
 /*
@@ -569,33 +560,19 @@ static noinline notrace void pmuctx_sched_out_rebased(struct preempt_notifier *p
 }
 
 /*
- * Everything but the plain swap, out of line and from one call site, so
- * the swap path needs no callee-saved registers (nor, on arm64, where the
- * kernel keeps frame pointers and makes no tail calls, a frame): the
- * handoff to @nctx (next's context, key @nkey as try_swap saw it), else
- * the rebased swap of two claimed contexts or the unload
- * (pmuctx_sched_out_unload()).
+ * The handoff to @nctx (next's context) of two contexts of software
+ * counters, with the keys try_swap saw (@key prev's, @nkey next's), else
+ * the unload.
  */
-static noinline notrace void pmuctx_sched_out_slow(struct preempt_notifier *pn,
-						   struct task_struct *next,
-						   int how,
-						   struct pmuctx_context *nctx,
-						   u64 key, u64 nkey)
+static __always_inline void
+pmuctx_sched_out_handoff(struct preempt_notifier *pn, struct task_struct *next,
+			 struct pmuctx_context *nctx, u64 key, u64 nkey)
 {
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
-	struct pmuctx_context *ctx;
-	u64 now;
+	u64 now = pmuctx_switch_clock(next);
+	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
 
-	if (how != PMUCTX_HANDOFF) {
-		if (how == PMUCTX_SWAP_OUT_OF_LINE)
-			pmuctx_sched_out_rebased(pn, next, nctx, key);
-		else
-			pmuctx_sched_out_unload(pn);
-		return;
-	}
-	now = pmuctx_switch_clock(next);
-	ctx = pmuctx_own_ctx(link);
 	if (likely(pmuctx_handoff_claim(ctx, key, nctx, nkey))) {
 		/* As at a swap (try_swap): loaded here, next's not. */
 		bool sane = !PMUCTX_CHECK_INVARIANTS ||
@@ -612,7 +589,35 @@ static noinline notrace void pmuctx_sched_out_slow(struct preempt_notifier *pn,
 		if (sane)
 			return;
 	}
-	pmuctx_sched_out_unload(pn);
+	pmuctx_sched_out_unload_own(link, ctx);
+}
+
+/*
+ * Everything but the plain swap, out of line and from one call site, so
+ * the swap path needs no callee-saved registers (nor, on arm64, where the
+ * kernel keeps frame pointers and makes no tail calls, a frame): the
+ * handoff, the unload, or the rebased swap of two claimed contexts (or
+ * their handoff), with what try_swap saw of next's context @nctx and the
+ * keys.
+ */
+static noinline notrace void pmuctx_sched_out_slow(struct preempt_notifier *pn,
+						   struct task_struct *next,
+						   int how,
+						   struct pmuctx_context *nctx,
+						   u64 key, u64 nkey)
+{
+	struct pmuctx_link *link;
+
+	if (how == PMUCTX_HANDOFF) {
+		pmuctx_sched_out_handoff(pn, next, nctx, key, nkey);
+		return;
+	}
+	if (how == PMUCTX_SWAP_OUT_OF_LINE) {
+		pmuctx_sched_out_rebased(pn, next, nctx, key);
+		return;
+	}
+	link = container_of(pn, struct pmuctx_link, notifier);
+	pmuctx_sched_out_unload_own(link, pmuctx_own_ctx(link));
 }
 
 /* notrace: every switch of a counted task runs it (and sched_in). */
@@ -632,8 +637,8 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	if (likely(swap == PMUCTX_SWAPPED))
 		return;
 	/*
-	 * The hook's own arguments (it finds the link and context again),
-	 * and what a handoff needs, in registers.
+	 * The hook's own arguments (the callees find the link and context
+	 * again), and what try_swap saw, in registers.
 	 */
 	pmuctx_sched_out_slow(pn, next, swap, handoff_nctx, seen.key, seen.nkey);
 }
