@@ -301,9 +301,10 @@ struct pmuctx_context {
 	/*
 	 * INHERIT_STAT counters keep per-task values, which a swap would have
 	 * to exchange counter by counter: such contexts never swap.  They
-	 * have a key of their own (PMUCTX_SWAP_SOLO), and of software
-	 * counters only they switch by handoff (sched.c), not by unload and
-	 * load.
+	 * switch by handoff (sched.c) instead of unload and load: of software
+	 * counters only, with a key of their own (PMUCTX_SWAP_SOLO); of
+	 * hardware counters that count on the PMU, with their family's key
+	 * and PMUCTX_REBASE_STAYS, between equivalent contexts.
 	 */
 	unsigned int nr_inherit_stat;
 	/*
@@ -781,8 +782,8 @@ static __always_inline int pmuctx_swap_keys_claim_generic(u64 *first,
  * swap and no lock holder touches the context, so the claimer may read it
  * and write what a lock holder could.  Fails, without waiting, when the
  * context is claimed already, under ctx->lock, or may not be claimed
- * (key 0: pmuctx_ctx_claimable()).  IRQs off: a lock taker interrupting the claimer on its CPU
- * would wait for the claim forever.
+ * (key 0: pmuctx_ctx_claimable()).  IRQs off: a lock taker interrupting
+ * the claimer on its CPU would wait for the claim forever.
  */
 static __always_inline bool pmuctx_ctx_claim(struct pmuctx_context *ctx,
 					     u64 *key)
