@@ -685,13 +685,18 @@ static void spin_loop(unsigned long n)
 
 /*
  * The time of a handoff goes to the task that ran: the child spins at
- * every turn and the parent does not, so across 2 x 300 handoffs the
+ * every turn and the parent does not, so across 2 x 100 handoffs the
  * child's task-clock is its own run time, as the scheduler accounted it
  * (another clock: within a quarter and 2 ms), and the parent's stays
  * under its own.  A handoff that credited the wrong context would show
- * the child's spins on the parent.
+ * the child's spins on the parent.  The spins (user code, which debug
+ * kernels do not slow) are about ten times the parent's turns on the
+ * KASAN lane, whose pipe calls are slow (2026-11-29: 6 M iterations
+ * against 600 turns were 96 ms against 104; 20 M against 200, 139 ms
+ * against 61).
  */
-#define SPIN_ROUNDS	300
+#define SPIN_ROUNDS	100
+#define SPIN_TURN	1000000UL
 
 TEST(inherit_stat_task_clock_goes_to_the_task_that_ran)
 {
@@ -717,7 +722,7 @@ TEST(inherit_stat_task_clock_goes_to_the_task_that_ran)
 	if (!pid) {
 		for (i = 0; i < SPIN_ROUNDS; i++) {
 			read_full(a[0], &c, 1);
-			spin_loop(20000);
+			spin_loop(SPIN_TURN);
 			write_full(b[1], &c, 1);
 		}
 		read_full(a[0], &c, 1);
@@ -745,7 +750,7 @@ TEST(inherit_stat_task_clock_goes_to_the_task_that_ran)
 	EXPECT_LE(child_run - slack, (long long)e->value);
 	EXPECT_GE(parent_run + parent_run / 4 + 2000000, (long long)tr.own_value);
 	/* The child's spins are most of the time: not the parent's. */
-	EXPECT_LT((long long)tr.own_value, (long long)e->value);
+	EXPECT_LT(2 * (long long)tr.own_value, (long long)e->value);
 	/* The parent runs on between the read of its value and the total. */
 	EXPECT_LE(tr.own_value + e->value, tr.total);
 
