@@ -95,6 +95,35 @@ static __always_inline void pmuctx_hook_release(struct pmuctx_context *ctx,
 	}
 }
 
+/* @t's faults since @ctx's snapshot of them, credited to @ctx. */
+static __always_inline void pmuctx_fold_faults(struct pmuctx_context *ctx,
+					       struct task_struct *t)
+{
+	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(t->min_flt) -
+					 ctx->snap[PMUCTX_CLK_MINFLT];
+	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(t->maj_flt) -
+					 ctx->snap[PMUCTX_CLK_MAJFLT];
+}
+
+/* @ctx counts @t's faults from now. */
+static __always_inline void pmuctx_snap_faults(struct pmuctx_context *ctx,
+					       struct task_struct *t)
+{
+	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
+	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+}
+
+/* @t's migrations while it waited (since @link's last switch out), to @ctx. */
+static __always_inline void pmuctx_credit_migrations(struct pmuctx_context *ctx,
+						     struct pmuctx_link *link,
+						     struct task_struct *t)
+{
+	u64 migr = READ_ONCE(t->se.nr_migrations);
+
+	ctx->clock[PMUCTX_CLK_MIGRATIONS] += migr - link->migrations_at_out;
+	link->migrations_at_out = migr;
+}
+
 /*
  * The task starts running with its context: credit migrations that
  * happened while it waited, start the clocks, and load the context unless
@@ -104,10 +133,8 @@ static void pmuctx_sched_in_owned(struct pmuctx_link *link,
 				  struct pmuctx_context *ctx, int cpu)
 {
 	struct task_struct *t = current;
-	u64 migr = READ_ONCE(t->se.nr_migrations);
 
-	ctx->clock[PMUCTX_CLK_MIGRATIONS] += migr - link->migrations_at_out;
-	link->migrations_at_out = migr;
+	pmuctx_credit_migrations(ctx, link, t);
 	pmuctx_ctx_snapshot(ctx, t);
 	ctx->clocks_running = true;
 	if (ctx->loaded_cpu != cpu)
@@ -218,22 +245,14 @@ static __always_inline void pmuctx_swap_rebase_clocks(struct pmuctx_link *link,
 						      u8 rebase)
 {
 	struct task_struct *prev = current;
-	u64 nmigr;
 
 	if (rebase & PMUCTX_REBASE_FAULTS) {
-		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
-						 ctx->snap[PMUCTX_CLK_MINFLT];
-		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
-						 ctx->snap[PMUCTX_CLK_MAJFLT];
-		ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
-		ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
+		pmuctx_fold_faults(ctx, prev);
+		pmuctx_snap_faults(ctx, next);
 	}
 	/* Left stale otherwise: adding a migration counter refreshes it. */
 	if (rebase & PMUCTX_REBASE_MIGRATIONS) {
-		nmigr = READ_ONCE(next->se.nr_migrations);
-		ctx->clock[PMUCTX_CLK_MIGRATIONS] += nmigr -
-						     nlink->migrations_at_out;
-		nlink->migrations_at_out = nmigr;
+		pmuctx_credit_migrations(ctx, nlink, next);
 		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
 	}
 }
@@ -296,19 +315,20 @@ enum {
 };
 
 /*
- * For a handoff, next's context and both keys as seen: unclaimed, and
- * both with PMUCTX_SWAP_HANDOFF.  The handoff claims with exactly these
- * keys, so a context claimed or changed since fails its claim.
+ * What try_swap saw, for the slow path: next's context and the keys.  For
+ * a handoff both keys unclaimed, with PMUCTX_SWAP_HANDOFF: it claims with
+ * exactly these, so a context claimed or changed since fails its claim.
+ * For an out-of-line swap, the key both contexts are claimed with.
  */
-struct pmuctx_handoff_keys {
+struct pmuctx_switch_seen {
+	struct pmuctx_context *nctx;
 	u64 key, nkey;
 };
 
 static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 					   struct pmuctx_context *ctx,
 					   struct task_struct *next,
-					   struct pmuctx_context **handoff_nctx,
-					   struct pmuctx_handoff_keys *seen)
+					   struct pmuctx_switch_seen *seen)
 {
 	u64 key = READ_ONCE(ctx->swap_key), nkey;
 	struct pmuctx_context *nctx;
@@ -333,7 +353,7 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 		if (!(key & nkey & PMUCTX_SWAP_HANDOFF) ||
 		    (nkey & PMUCTX_SWAP_CLAIMED))
 			return PMUCTX_NO_SWAP;
-		*handoff_nctx = nctx;
+		seen->nctx = nctx;
 		seen->key = key;
 		seen->nkey = nkey;
 		return PMUCTX_HANDOFF;
@@ -364,7 +384,7 @@ static __always_inline int pmuctx_try_swap(struct pmuctx_link *link,
 		rebase = ctx->rebase;
 		/* Still claimed: pmuctx_sched_out_slow() finishes. */
 		if (unlikely(rebase & PMUCTX_REBASE_OUT_OF_LINE)) {
-			*handoff_nctx = nctx;
+			seen->nctx = nctx;
 			seen->key = key;
 			return PMUCTX_SWAP_OUT_OF_LINE;
 		}
@@ -410,10 +430,8 @@ static __always_inline void pmuctx_handoff(struct pmuctx_link *link,
 					   struct pmuctx_context *ctx,
 					   struct pmuctx_context *nctx, u64 now)
 {
-	struct pmuctx_link *nlink = nctx->link;
 	struct task_struct *prev = current, *next = nctx->task;
 	s64 dt = now - ctx->snap[PMUCTX_CLK_TIME];
-	u64 migr;
 
 	/*
 	 * prev's context was loaded here after the clock read for its own
@@ -434,12 +452,8 @@ static __always_inline void pmuctx_handoff(struct pmuctx_link *link,
 	 * task here, so a skipped fold and snapshot leave an offset that
 	 * cancels, and the first migration counter restarts its baseline.
 	 */
-	if (ctx->rebase & PMUCTX_REBASE_FAULTS) {
-		ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(prev->min_flt) -
-						 ctx->snap[PMUCTX_CLK_MINFLT];
-		ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(prev->maj_flt) -
-						 ctx->snap[PMUCTX_CLK_MAJFLT];
-	}
+	if (ctx->rebase & PMUCTX_REBASE_FAULTS)
+		pmuctx_fold_faults(ctx, prev);
 	if (ctx->rebase & PMUCTX_REBASE_MIGRATIONS)
 		link->migrations_at_out = READ_ONCE(prev->se.nr_migrations);
 	ctx->clocks_running = false;
@@ -448,16 +462,10 @@ static __always_inline void pmuctx_handoff(struct pmuctx_link *link,
 	ctx->loaded_cpu = -1;
 	ctx->seq++;
 
-	if (nctx->rebase & PMUCTX_REBASE_MIGRATIONS) {
-		migr = READ_ONCE(next->se.nr_migrations);
-		nctx->clock[PMUCTX_CLK_MIGRATIONS] += migr -
-						      nlink->migrations_at_out;
-		nlink->migrations_at_out = migr;
-	}
-	if (nctx->rebase & PMUCTX_REBASE_FAULTS) {
-		nctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(next->min_flt);
-		nctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(next->maj_flt);
-	}
+	if (nctx->rebase & PMUCTX_REBASE_MIGRATIONS)
+		pmuctx_credit_migrations(nctx, nctx->link, next);
+	if (nctx->rebase & PMUCTX_REBASE_FAULTS)
+		pmuctx_snap_faults(nctx, next);
 	nctx->snap[PMUCTX_CLK_TIME] = now;
 	nctx->clocks_running = true;
 	__this_cpu_write(pmuctx_loaded_ctx, nctx);
@@ -535,6 +543,7 @@ static noinline notrace void pmuctx_sched_out_rebased(struct preempt_notifier *p
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
+	bool fits;
 
 	if (!(ctx->rebase & PMUCTX_REBASE_STAYS)) {
 		pmuctx_swap_rebased(link, ctx, nctx->link, nctx, next, key);
@@ -546,17 +555,16 @@ static noinline notrace void pmuctx_sched_out_rebased(struct preempt_notifier *p
 	 * next's going on from the same readings.  An overflow raised
 	 * meanwhile folds next's context, which goes on from there.
 	 */
-	if (pmuctx_handoff_pmu_fits(ctx, nctx)) {
+	fits = pmuctx_handoff_pmu_fits(ctx, nctx);
+	if (fits) {
 		INDIRECT_CALL_1(pmuctx_hw->handoff_fold,
 				pmuctx_native_handoff_fold, ctx, nctx);
 		pmuctx_handoff(link, ctx, nctx, pmuctx_switch_clock(next));
-		pmuctx_ctx_unclaim(nctx, key);
-		pmuctx_ctx_unclaim(ctx, key);
-		return;
 	}
 	pmuctx_ctx_unclaim(nctx, key);
 	pmuctx_ctx_unclaim(ctx, key);
-	pmuctx_sched_out_unload_own(link, ctx);
+	if (!fits)
+		pmuctx_sched_out_unload_own(link, ctx);
 }
 
 /*
@@ -627,20 +635,19 @@ static notrace void pmuctx_sched_out(struct preempt_notifier *pn,
 	struct pmuctx_link *link = container_of(pn, struct pmuctx_link,
 						notifier);
 	struct pmuctx_context *ctx = pmuctx_own_ctx(link);
-	struct pmuctx_handoff_keys seen = {};
-	struct pmuctx_context *handoff_nctx = NULL;
+	struct pmuctx_switch_seen seen = {};
 	int swap;
 
 	if (!ctx)
 		return;
-	swap = pmuctx_try_swap(link, ctx, next, &handoff_nctx, &seen);
+	swap = pmuctx_try_swap(link, ctx, next, &seen);
 	if (likely(swap == PMUCTX_SWAPPED))
 		return;
 	/*
 	 * The hook's own arguments (the callees find the link and context
 	 * again), and what try_swap saw, in registers.
 	 */
-	pmuctx_sched_out_slow(pn, next, swap, handoff_nctx, seen.key, seen.nkey);
+	pmuctx_sched_out_slow(pn, next, swap, seen.nctx, seen.key, seen.nkey);
 }
 
 struct preempt_ops pmuctx_preempt_ops = {
