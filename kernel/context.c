@@ -262,8 +262,6 @@ void pmuctx_kit_free(struct pmuctx_fork_kit *kit)
 		pmuctx_ctx_put(kit->ctx);
 	if (kit->link)
 		pmuctx_link_free_unused(kit->link);
-	if (kit->owner)
-		free_uid(kit->owner);
 	pmuctx_memcg_put(kit->memcg);
 	kfree(kit);
 }
@@ -301,7 +299,7 @@ void pmuctx_kit_retire(struct pmuctx_fork_kit *kit)
 		pmuctx_link_free_unused(kit->link);
 		kit->link = NULL;
 	}
-	kit->owner = get_current_user();
+	kit->owner = current_uid();
 	pmuctx_kit_free(this_cpu_xchg(pmuctx_spare_kit, kit));
 	if (!delayed_work_pending(&pmuctx_spares_expiry))
 		queue_delayed_work(pmuctx_wq, &pmuctx_spares_expiry, HZ);
@@ -314,14 +312,12 @@ struct pmuctx_fork_kit *pmuctx_kit_reuse(unsigned int nr)
 
 	if (!kit)
 		return NULL;
-	if (kit->nr < nr || kit->owner != current_user() ||
+	if (kit->nr < nr || !uid_eq(kit->owner, current_uid()) ||
 	    !pmuctx_memcg_is_current(kit->memcg))
 		goto drop;
 	kit->link = pmuctx_link_alloc(NULL, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
 	if (!kit->link)
 		goto drop;
-	free_uid(kit->owner);
-	kit->owner = NULL;
 	return kit;
 drop:
 	pmuctx_kit_free(kit);

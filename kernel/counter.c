@@ -64,6 +64,53 @@ static void pmuctx_family_free(struct pmuctx_family *fam)
 	kfree(fam);
 }
 
+/*
+ * The clones' hold on their original (struct pmuctx_family_shard): a
+ * shard at 0 leaves the family's live shards, and the last one to leave
+ * drops the reference the file's release took for all clones.  The
+ * original, and with it @fam, may be gone when this returns.
+ */
+static void pmuctx_family_shard_put(struct pmuctx_counter *orig,
+				    struct pmuctx_family_shard *sh)
+{
+	if (atomic_long_dec_and_test(&sh->clone_refs) &&
+	    atomic_dec_and_test(&orig->fam->live_shards))
+		pmuctx_counter_put(orig);
+}
+
+/*
+ * The fork's fill, preemption off: @clone's hold on @orig, on this CPU's
+ * shard, which its fork also publishes it on (pmuctx_fork_publish()).
+ * @orig's file is not released yet: the fork saw @closing clear, and the
+ * release waits a grace period before it drops its 1s.
+ */
+void pmuctx_family_hold(struct pmuctx_counter *clone,
+			struct pmuctx_counter *orig)
+{
+	clone->shard = smp_processor_id() & (pmuctx_nr_shards - 1);
+	atomic_long_inc(&orig->fam->shards[clone->shard].clone_refs);
+	clone->parent = orig;
+}
+
+/*
+ * A grace period after the release set @closing: every fork that copied
+ * the original has taken its shard hold.  Drop the file's 1 on each shard.
+ * Shard i's reaching 0 can free the original only once every other shard
+ * reached 0 too, so nothing of @fam is read after the last shard's drop.
+ */
+static void pmuctx_family_kill(struct work_struct *work)
+{
+	struct pmuctx_family *fam = container_of(to_rcu_work(work),
+						 struct pmuctx_family,
+						 kill_work);
+	struct pmuctx_counter *orig = fam->original;
+	unsigned int i, nr = pmuctx_nr_shards;
+
+	for (i = 0; i < nr; i++)
+		pmuctx_family_shard_put(orig, &fam->shards[i]);
+	pmuctx_users_put();	/* the last thing: see users.c */
+}
+
 /* The shards of an inheriting original's clones (kernel/pmuctx.h). */
 static int pmuctx_family_alloc_shards(struct pmuctx_family *fam, gfp_t gfp)
 {
@@ -76,7 +123,10 @@ static int pmuctx_family_alloc_shards(struct pmuctx_family *fam, gfp_t gfp)
 	for (i = 0; i < pmuctx_nr_shards; i++) {
 		spin_lock_init(&fam->shards[i].lock);
 		INIT_LIST_HEAD(&fam->shards[i].children);
+		atomic_long_set(&fam->shards[i].clone_refs, 1);
 	}
+	atomic_set(&fam->live_shards, pmuctx_nr_shards);
+	INIT_RCU_WORK(&fam->kill_work, pmuctx_family_kill);
 	return 0;
 }
 
@@ -101,6 +151,7 @@ struct pmuctx_counter *pmuctx_counter_alloc_original(gfp_t gfp, bool inherit)
 	mutex_init(&fam->enable_mutex);
 	init_waitqueue_head(&fam->waitq);
 	init_irq_work(&fam->wake_work, pmuctx_counter_wake);
+	fam->original = c;
 	c->fam = fam;
 	return c;
 }
@@ -158,7 +209,8 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	if (c->hw_binding)
 		pmuctx_hw->release(c);
 	if (c->parent)
-		pmuctx_counter_put(c->parent);
+		pmuctx_family_shard_put(c->parent,
+					&c->parent->fam->shards[c->shard]);
 	if (c->ctx)
 		pmuctx_ctx_put(c->ctx);
 	kmem_cache_free(pmuctx_counter_cache, c);
@@ -725,6 +777,15 @@ void pmuctx_counter_retire_clones(struct pmuctx_counter *c)
 	smp_mb();
 	if (!c->fam->shards)
 		return;
+	/*
+	 * The clones' reference, and the kill that drops the file's hold on
+	 * each shard once no fork that saw @closing clear is still copying
+	 * (the fill runs with preemption off: an RCU read-side section).
+	 * The pending kill keeps the module.
+	 */
+	pmuctx_counter_get(c);
+	pmuctx_users_get();
+	queue_rcu_work(pmuctx_wq, &c->fam->kill_work);
 	for (cpu = -1; (cpu = pmuctx_next_shard(c->fam, cpu)) < pmuctx_nr_shards;) {
 		sh = &c->fam->shards[cpu];
 		for (;;) {

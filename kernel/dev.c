@@ -435,8 +435,11 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		err = fd;
 		goto unpin;
 	}
+	/* The file's: its release runs our code (pmuctx_counter_fops). */
+	pmuctx_users_get();
 	file = anon_inode_getfile("[pmuctx]", &pmuctx_counter_fops, c, O_RDWR);
 	if (IS_ERR(file)) {
+		pmuctx_users_put();
 		put_unused_fd(fd);
 		err = PTR_ERR(file);
 		goto unpin;
@@ -517,13 +520,14 @@ static int pmuctx_counter_release(struct inode *inode, struct file *file)
 {
 	struct pmuctx_counter *c = file->private_data;
 
-	if (!c)
-		return 0;
-	pmuctx_ctx_remove_counter(c);
-	if (c->attr.flags & PMUCTX_ATTR_INHERIT)
-		pmuctx_counter_retire_clones(c);
-	c->file = NULL;
-	pmuctx_counter_put(c);
+	if (c) {
+		pmuctx_ctx_remove_counter(c);
+		if (c->attr.flags & PMUCTX_ATTR_INHERIT)
+			pmuctx_counter_retire_clones(c);
+		c->file = NULL;
+		pmuctx_counter_put(c);
+	}
+	pmuctx_users_put();	/* the last thing: see users.c */
 	return 0;
 }
 
@@ -1203,8 +1207,13 @@ static int pmuctx_counter_fasync(int fd, struct file *file, int on)
 	return fasync_helper(fd, file, on, &c->fam->fasync);
 }
 
+/*
+ * No .owner: the VFS would take a module reference per file, a global
+ * atomic on every open and close (issue 26).  The file counts itself as
+ * one of the module's users instead (users.c), from its creation to the
+ * end of its release.
+ */
 static const struct file_operations pmuctx_counter_fops = {
-	.owner = THIS_MODULE,
 	.release = pmuctx_counter_release,
 	.read = pmuctx_counter_read,
 	.poll = pmuctx_counter_poll,

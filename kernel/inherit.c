@@ -44,8 +44,7 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		if (READ_ONCE(orig->fam->closing))
 			continue;
 		clone = kit->clones[i++];
-		pmuctx_counter_get(orig);
-		clone->parent = orig;
+		pmuctx_family_hold(clone, orig);
 		clone->attr = c->attr;
 		clone->id = orig->id;
 		clone->ctx = cctx;
@@ -129,8 +128,7 @@ static bool pmuctx_fork_publish(struct pmuctx_counter *clone)
 	bool published = false;
 	u32 seq;
 
-	/* Preemption is off: this CPU's shard (kernel/pmuctx.h). */
-	clone->shard = smp_processor_id() & (pmuctx_nr_shards - 1);
+	/* The fill's CPU's shard: preemption has been off since. */
 	sh = &fam->shards[clone->shard];
 	if (!test_bit(clone->shard, fam->shard_cpus)) {
 		set_bit(clone->shard, fam->shard_cpus);

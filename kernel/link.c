@@ -6,7 +6,6 @@
  * context).
  */
 #include <linux/hash.h>
-#include <linux/module.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include "pmuctx.h"
@@ -37,99 +36,6 @@ static struct pmuctx_link_bucket pmuctx_link_index[1 << PMUCTX_LINK_BITS] = {
 static struct pmuctx_link_bucket *pmuctx_link_bucket(const struct task_struct *t)
 {
 	return &pmuctx_link_index[hash_ptr(t, PMUCTX_LINK_BITS)];
-}
-
-/*
- * Every link keeps the module: its notifier points into our code.  A
- * module reference per link was a global atomic on every fork and exit;
- * instead links are counted per CPU, and one module reference stands for
- * all of them while pmuctx_users_held is set:
- * - an allocation counts its link on its CPU inside an RCU read-side
- *   section that saw pmuctx_users_held set, or else, under
- *   pmuctx_users_lock, after setting it (taking the reference if it was
- *   clear);
- * - a free uncounts it, on whatever CPU, and unless one is pending,
- *   queues the check PMUCTX_USERS_CHECK_DELAY later;
- * - the check clears pmuctx_users_held under the lock, waits for a grace
- *   period (so every allocation that saw it set has counted its link),
- *   and sums the CPUs: a link left and the flag still clear, it sets the
- *   flag again and keeps its reference; otherwise it drops it (no link
- *   left, or an allocation meanwhile took a reference of its own).
- * So rmmod fails with EBUSY until the delay and a grace period after the
- * last link is freed.  The sum is exact once the grace period has passed:
- * a free counted before its allocation is impossible, and an allocation
- * the sum misses took its own reference.
- */
-/*
- * Each check waits for a grace period, tens of thousands of instructions
- * of RCU machinery: once a second costs a fork storm ~10 instructions a
- * fork (50 ms cost it ~200: make bench).
- */
-#define PMUCTX_USERS_CHECK_DELAY	HZ
-
-static DEFINE_PER_CPU(long, pmuctx_users);
-static DEFINE_SPINLOCK(pmuctx_users_lock);	/* setting the flag below */
-static bool pmuctx_users_held;
-static void pmuctx_users_check(struct work_struct *work);
-static DECLARE_DELAYED_WORK(pmuctx_users_check_work, pmuctx_users_check);
-
-static void pmuctx_users_get(void)
-{
-	rcu_read_lock();
-	if (likely(READ_ONCE(pmuctx_users_held))) {
-		this_cpu_inc(pmuctx_users);
-		rcu_read_unlock();
-		return;
-	}
-	rcu_read_unlock();
-	spin_lock(&pmuctx_users_lock);
-	if (!pmuctx_users_held) {
-		__module_get(THIS_MODULE);
-		WRITE_ONCE(pmuctx_users_held, true);
-	}
-	this_cpu_inc(pmuctx_users);
-	spin_unlock(&pmuctx_users_lock);
-}
-
-/* Any context but NMI. */
-static void pmuctx_users_put(void)
-{
-	this_cpu_dec(pmuctx_users);
-	if (!delayed_work_pending(&pmuctx_users_check_work))
-		queue_delayed_work(system_wq, &pmuctx_users_check_work,
-				   PMUCTX_USERS_CHECK_DELAY);
-}
-
-static void pmuctx_users_check(struct work_struct *work)
-{
-	long users = 0;
-	int cpu;
-
-	spin_lock(&pmuctx_users_lock);
-	if (!pmuctx_users_held) {
-		spin_unlock(&pmuctx_users_lock);
-		return;
-	}
-	WRITE_ONCE(pmuctx_users_held, false);
-	spin_unlock(&pmuctx_users_lock);
-	synchronize_rcu();
-	for_each_possible_cpu(cpu)
-		users += per_cpu(pmuctx_users, cpu);
-	spin_lock(&pmuctx_users_lock);
-	if (users > 0 && !pmuctx_users_held) {
-		WRITE_ONCE(pmuctx_users_held, true);
-		spin_unlock(&pmuctx_users_lock);
-		return;
-	}
-	spin_unlock(&pmuctx_users_lock);
-	/* rmmod may now run pmuctx_exit(), which waits for this to return. */
-	module_put(THIS_MODULE);
-}
-
-/* At module exit: no link is left, so no reference is held. */
-void pmuctx_users_exit(void)
-{
-	cancel_delayed_work_sync(&pmuctx_users_check_work);
 }
 
 struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp)

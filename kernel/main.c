@@ -142,10 +142,10 @@ remove_hw:
 }
 
 /*
- * Every counter fd holds a module reference, and the links hold one between
- * them (link.c), so by the time this runs no notifier of ours is
- * registered anywhere; what is left
- * are exit works and RCU callbacks, drained here.
+ * Counter files, links and pending family kills hold one module reference
+ * between them (users.c), so by the time this runs no file or notifier of
+ * ours is left anywhere; what is left are exit works and RCU callbacks,
+ * drained here.
  */
 static void __exit pmuctx_exit(void)
 {

@@ -169,7 +169,11 @@ struct pmuctx_slices {
 struct pmuctx_fork_kit {
 	struct pmuctx_link *link;	/* NULL while spare (context.c) */
 	struct pmuctx_context *ctx;
-	struct user_struct *owner;	/* while spare: whose it was */
+	/*
+	 * While spare: whose it was.  The uid, not a reference on its
+	 * user_struct: that was a line every fork and exit of one user wrote.
+	 */
+	kuid_t owner;
 	/*
 	 * The memory cgroup current was in when the kit was made, which its
 	 * memory is charged to (a reference, or NULL without memcg): a spare
@@ -410,6 +414,16 @@ struct pmuctx_link {
  */
 struct pmuctx_family_shard {
 	spinlock_t lock;		/* see above */
+	/*
+	 * The original's lifetime as the clones filled on this shard's CPUs
+	 * see it (issue 26: one atomic on the original was a line every fork
+	 * and exit of a family wrote).  1 for the original's file, plus 1
+	 * per such clone until it is freed; no lock.  The file's 1 is
+	 * dropped a grace period after the release that stopped forks from
+	 * copying (pmuctx_counter_retire_clones()), and whoever takes a shard
+	 * to 0 takes it off @live_shards of the family.
+	 */
+	atomic_long_t clone_refs;
 	struct list_head children;
 	u64 child_value, child_enabled, child_running;
 	u64 exited_clones, child_loads, child_swaps, child_rotations;
@@ -446,6 +460,15 @@ struct pmuctx_family {
 	 * shard's lock.
 	 */
 	bool closing;
+	/*
+	 * Shards whose @clone_refs is not 0 yet: whoever takes it to 0 drops
+	 * the reference on @original that the release took for all clones.
+	 * The release's @kill_work, a grace period later (no fork copies the
+	 * original any more), drops each shard's 1.
+	 */
+	atomic_t live_shards;
+	struct rcu_work kill_work;
+	struct pmuctx_counter *original;
 	/*
 	 * Family enable/disable, one at a time (@enable_mutex): the
 	 * original's enable_seq is odd while one is walking the family,
@@ -540,7 +563,12 @@ pmuctx_family_walk(struct pmuctx_family *fam, void (*restart)(void *arg),
  * clocks of its kind, likewise for time enabled/running.
  */
 struct pmuctx_counter {
-	refcount_t refs;	/* file, clones' parent pointers, users */
+	/*
+	 * The file, temporary users, and once the file is released, one for
+	 * all of the clones (counted per shard meanwhile: struct
+	 * pmuctx_family_shard's @clone_refs).
+	 */
+	refcount_t refs;
 	struct pmuctx_context *ctx;	/* holds a reference */
 	struct pmuctx_attr attr;	/* immutable after open */
 	u64 id;
@@ -568,10 +596,13 @@ struct pmuctx_counter {
 	u64 run_base, run_snap;
 	struct pmuctx_slices slices;
 
-	/* Inheritance.  @parent: the original (flattened), holds a ref. */
+	/*
+	 * Inheritance.  @parent: the original (flattened), held on @shard
+	 * (pmuctx_family_hold()).
+	 */
 	struct pmuctx_counter *parent;
 	struct list_head child_entry;	/* its shard's lock */
-	unsigned int shard;	/* which shard of parent->fam lists it */
+	unsigned int shard;	/* the shard of parent->fam that lists it */
 	/*
 	 * Family enable/disable: the original's @enable_seq when this clone
 	 * was copied (struct pmuctx_family).
@@ -1105,7 +1136,14 @@ bool pmuctx_counter_inherits(const struct pmuctx_counter *c, bool thread);
 void pmuctx_counter_fold_into_parent(struct pmuctx_counter *clone,
 				     const u64 *clk);
 void pmuctx_counter_retire_clones(struct pmuctx_counter *c);
+void pmuctx_family_hold(struct pmuctx_counter *clone,
+			struct pmuctx_counter *orig);
 bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c);
+
+/* users.c: what keeps the module loaded, counted per CPU */
+void pmuctx_users_get(void);
+void pmuctx_users_put(void);
+void pmuctx_users_exit(void);
 
 /* link.c: the task index and notifier registration */
 struct pmuctx_link *pmuctx_link_alloc(struct task_struct *t, gfp_t gfp);
@@ -1114,7 +1152,6 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t);
 void pmuctx_link_put(struct pmuctx_link *link);
 void pmuctx_link_free_unused(struct pmuctx_link *link);
 void pmuctx_link_index_add(struct pmuctx_link *link);
-void pmuctx_users_exit(void);
 void pmuctx_link_index_del(struct pmuctx_link *link);
 struct pmuctx_context *pmuctx_link_pin_ctx(struct pmuctx_link *link);
 void pmuctx_ctx_unpin(struct pmuctx_context *ctx);

@@ -184,6 +184,24 @@ static inline int module_refcount(void)
 	return refs;
 }
 
+/*
+ * The module's users hold one reference between them, dropped a second and
+ * two grace periods after the last of them (kernel/users.c): poll for 0
+ * for up to 10 s, and return the last reference count seen.
+ */
+static inline int module_refcount_settled(void)
+{
+	int refs = -1, i;
+
+	for (i = 0; i < 200; i++) {
+		refs = module_refcount();
+		if (!refs)
+			break;
+		sleep_ms(50);
+	}
+	return refs;
+}
+
 #if defined(__aarch64__)
 /* Exactly 2 * n user instructions (n >= 1). */
 static __attribute__((noinline, unused)) void spin_loop(unsigned long n)

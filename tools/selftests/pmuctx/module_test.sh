@@ -23,10 +23,11 @@ hold() {
 	grep -q ready /tmp/hold.out
 }
 
-# The links' module reference goes a second after the last link (kernel/link.c).
+# The users' module reference goes a second and two grace periods after the
+# last link or counter file (kernel/users.c): allow up to 10 s.
 rmmod_settled() {
 	i=0
-	while [ $i -lt 20 ]; do
+	while [ $i -lt 50 ]; do
 		rmmod pmuctx 2>/dev/null && return 0
 		sleep 0.2
 		i=$((i + 1))

@@ -1485,4 +1485,129 @@ TEST(pmu_overflows_and_rotations_while_counters_are_opened_and_fail)
 	EXPECT_EQ((rounds + 3) / 4, rotated);
 }
 
+/* ---- an inherited original closed while its clones fork ---------------- */
+
+/*
+ * Rounds of: open an inherited counter, fork a forker pinned to each CPU
+ * (their clones hold the original on both CPUs' shards), close it after a
+ * few milliseconds while both fork as fast as they can, then stop them.
+ * The close races forks that copy the original (the release's grace
+ * period before it drops its hold on each shard), and the clones of
+ * either side go before or after that drop: the last one of all frees the
+ * original, exactly once (KASAN, kmemleak on the debug lanes).  Bounded
+ * by rounds, and by 20 s only as a safety net.
+ */
+#define CLOSE_FORK_ROUNDS	40
+#define CLOSE_FORK_SECONDS	20ULL
+
+struct close_fork_race {
+	volatile int stop;
+	volatile long forks[2], copied[2];
+	long bad[2];
+};
+
+/*
+ * One side's forks: each child reports whether it inherited a counter
+ * (its context holds one: it copied the original before the close).
+ */
+static void close_fork_forker(struct close_fork_race *cr, int side, int fd)
+{
+	struct pmuctx_ctx_stats st;
+	int status, probe;
+	pid_t kid;
+
+	close(fd);
+	pin_to_cpu(side);
+	while (!cr->stop) {
+		kid = fork();
+		if (kid < 0)
+			_exit(2);
+		if (!kid) {
+			touch_pages(1);
+			probe = open_sw_on(PMUCTX_SW_TASK_CLOCK, 0, 0, 0);
+			if (probe < 0 || ctx_stats(probe, &st))
+				_exit(3);
+			/* The probe, and the clone unless the close retired it. */
+			_exit(st.nr_counters == 1 ? 0 : st.nr_counters == 2 ? 1 : 3);
+		}
+		if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) > 1)
+			cr->bad[side]++;
+		else
+			cr->copied[side] += WEXITSTATUS(status);
+		cr->forks[side]++;
+	}
+	_exit(0);
+}
+
+TEST(inherited_original_closed_while_clones_fork)
+{
+	struct close_fork_race *cr = shared_area(sizeof(*cr));
+	uint64_t end = now_ns() + CLOSE_FORK_SECONDS * 1000000000ULL;
+	int round, side, fd, status, rounds = 0;
+	long forks = 0, copied = 0, closed_at;
+	pid_t f[2];
+
+	RACE_OR_SKIP();
+	ASSERT_NE(NULL, cr);
+	ASSERT_EQ(0, become_nobody());
+	for (round = 0; round < CLOSE_FORK_ROUNDS && now_ns() < end; round++) {
+		memset(cr, 0, sizeof(*cr));
+		fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		ASSERT_LE(0, fd);
+		for (side = 0; side < 2; side++) {
+			f[side] = fork();
+			ASSERT_LE(0, f[side]);
+			if (!f[side])
+				close_fork_forker(cr, side, fd);
+		}
+		/*
+		 * Close once each side has a child that inherited, a few
+		 * milliseconds later or at once; stop once at least two
+		 * children started after the close (one a side may have been
+		 * forking at it).
+		 */
+		while ((!cr->copied[0] || !cr->copied[1]) && now_ns() < end)
+			usleep(100);
+		sleep_ms(round % 4);
+		close(fd);
+		closed_at = cr->forks[0] + cr->forks[1];
+		while (cr->forks[0] + cr->forks[1] < closed_at + 4 && now_ns() < end)
+			usleep(100);
+		cr->stop = 1;
+		for (side = 0; side < 2; side++) {
+			ASSERT_EQ(f[side], waitpid(f[side], &status, 0));
+			EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+				TH_LOG("forker %d: status %#x", side, status);
+			EXPECT_EQ(0, cr->bad[side]) TH_LOG("round %d side %d", round, side);
+			forks += cr->forks[side];
+			copied += cr->copied[side];
+		}
+		rounds++;
+	}
+	TH_LOG("%d rounds: %ld forks, %ld of them inherited the original before its close",
+	       rounds, forks, copied);
+	EXPECT_LE(10, rounds);
+	/* Each round: children that copied it, and children after its close. */
+	EXPECT_LE(2 * rounds, copied);
+	EXPECT_LE(copied + 2 * rounds, forks);
+
+	/* Inheritance still counts a child exactly after all of that. */
+	fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS_MIN, PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_DISABLED, 0, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ENABLE, 0));
+	f[0] = fork();
+	ASSERT_LE(0, f[0]);
+	if (!f[0]) {
+		close(fd);
+		touch_pages(16);
+		_exit(0);
+	}
+	ASSERT_EQ(f[0], waitpid(f[0], &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	/* The exited child's 16 faults, folded into the family. */
+	EXPECT_LE(16, pmuctx_read1(fd));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

@@ -884,7 +884,7 @@ TEST(closed_counters_are_not_inherited_down_a_chain)
  */
 TEST(close_retires_every_clone)
 {
-	int status, refs = -1, i;
+	int status, refs;
 	pid_t s;
 
 	SELECTED_OR_SKIP();
@@ -941,12 +941,7 @@ TEST(close_retires_every_clone)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("a closed counter's clone survived (%d)",
 						 WEXITSTATUS(status));
 	/* Nothing of ours is open and every task exited: no module reference. */
-	for (i = 0; i < 40; i++) {
-		refs = module_refcount();
-		if (!refs)
-			break;
-		sleep_ms(100);
-	}
+	refs = module_refcount_settled();
 	EXPECT_EQ(0, refs) TH_LOG("pmuctx still in use by %d", refs);
 }
 
@@ -1044,7 +1039,7 @@ static int set_max_counters(long v)
 
 TEST(failed_open_leaves_target_unhooked)
 {
-	int cmd[2], ack[2], status, refs = -1, i, round, err;
+	int cmd[2], ack[2], status, refs, round, err;
 	long limit = max_counters();
 	pid_t kid, opener;
 	char c;
@@ -1078,12 +1073,7 @@ TEST(failed_open_leaves_target_unhooked)
 		EXPECT_EQ(round ? EMFILE : EINVAL, err);
 		write_full(cmd[1], "g", 1);
 		read_full(ack[0], &c, 1);
-		for (i = 0; i < 40; i++) {
-			refs = module_refcount();
-			if (!refs)
-				break;
-			sleep_ms(50);
-		}
+		refs = module_refcount_settled();
 		EXPECT_EQ(0, refs) TH_LOG("after a failed open (%s), pmuctx is used by %d",
 					  round ? "EMFILE" : "EINVAL", refs);
 	}
