@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -850,9 +851,37 @@ SHIM_EXPORT int prctl(int option, ...)
 }
 
 /*
+ * perf maps a page for every counting event, also one nothing can be read
+ * from in user mode (a software event, another task's): its index is 0,
+ * and the reader uses read().  The module maps its page only for the task
+ * that holds a hardware instance (uapi.rst: ENODEV, EINVAL, ESRCH), so
+ * for the others the program gets such a page of the library's own.
+ */
+static void *read_only_page(void *addr, size_t len, int prot, int flags)
+{
+	struct perf_event_mmap_page *pg;
+	void *p;
+
+	p = real_mmap(addr, len, prot | PROT_READ | PROT_WRITE,
+		      flags | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return p;
+	pg = p;
+	pg->cap_bit0_is_deprecated = 1;
+	pg->size = offsetof(struct perf_event_mmap_page, __reserved);
+	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
+	    mprotect(p, len, prot)) {
+		munmap(p, len);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/*
  * A sampling event's mapping is perf's ring (ring.c); a counting event's
  * is the module's self-read page in perf's layout (the counter's second
- * page, uapi.rst), and every other mapping the program's business.
+ * page, uapi.rst), or else one that says read(); every other mapping is
+ * the program's business.
  */
 SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -869,8 +898,19 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
-	if (!ev->sampling)
-		return real_mmap(addr, len, prot, flags, fd, sysconf(_SC_PAGESIZE));
+	if (!ev->sampling) {
+		/* perf's rule for every mapping of an event */
+		if ((flags & MAP_TYPE) != MAP_SHARED &&
+		    (flags & MAP_TYPE) != MAP_SHARED_VALIDATE) {
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+		p = real_mmap(addr, len, prot, flags, fd, sysconf(_SC_PAGESIZE));
+		if (p == MAP_FAILED && len == (size_t)sysconf(_SC_PAGESIZE) &&
+		    (errno == ENODEV || errno == EINVAL || errno == ESRCH))
+			p = read_only_page(addr, len, prot, flags);
+		return p;
+	}
 	shim_lock(&table_lock, &saved);
 	had = r = ev->ring;
 	p = perf_ring_map(&r, &ev->fmt, addr, len, prot, flags);

@@ -29,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define N 1000000UL		/* loop iterations: 2 * N instructions */
@@ -345,6 +346,95 @@ static void wraps_path(unsigned long headroom)
 	close(fd);
 }
 
+static int open_on(uint32_t type, uint64_t config, pid_t pid)
+{
+	struct perf_event_attr pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.size = sizeof(pa);
+	pa.type = type;
+	pa.config = config;
+	pa.exclude_kernel = type == PERF_TYPE_HARDWARE;
+	pa.exclude_hv = 1;
+	return syscall(__NR_perf_event_open, &pa, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * perf maps a page for every counting event, also where nothing can be
+ * read in user mode: a software event's, another task's.  Its index is 0
+ * there, and the reader reads the count with read() (PAPI's attach
+ * tests map such pages).  It must be shared, as for every perf mapping.
+ */
+static void read_only_pages_path(void)
+{
+	volatile struct perf_event_mmap_page *pc;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd, go[2], status;
+	int64_t v;
+	pid_t kid;
+	void *p;
+
+	fd = open_on(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0);
+	check(fd >= 0, "task-clock: opened", fd, errno);
+	if (fd < 0)
+		return;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	check(p == MAP_FAILED && errno == EINVAL, "task-clock: a private mapping is EINVAL",
+	      p == MAP_FAILED ? errno : 0, EINVAL);
+	if (p != MAP_FAILED)
+		munmap(p, page);
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	check(p != MAP_FAILED, "task-clock: its page maps", p == MAP_FAILED ? errno : 0, 0);
+	if (p != MAP_FAILED) {
+		pc = p;
+		loop(N);
+		v = value(pc, fd);
+		check(pc->index == 0 && self_read(pc) == -1 && v > 0,
+		      "task-clock: the page says read(), which counts", pc->index, v);
+		munmap(p, page);
+	}
+	close(fd);
+
+	if (pipe(go))
+		return;
+	kid = fork();
+	if (kid < 0)
+		return;
+	if (!kid) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		loop(N);
+		_exit(0);
+	}
+	close(go[0]);
+	fd = open_on(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, kid);
+	check(fd >= 0, "another task's instructions: opened", fd, errno);
+	if (fd >= 0) {
+		p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		check(p != MAP_FAILED, "another task's instructions: its page maps",
+		      p == MAP_FAILED ? errno : 0, 0);
+		/* The task waits in read(): nothing of it is on a counter. */
+		if (p != MAP_FAILED)
+			check(((volatile struct perf_event_mmap_page *)p)->index == 0,
+			      "another task's instructions: the page says read()",
+			      ((volatile struct perf_event_mmap_page *)p)->index, 0);
+	}
+	if (write(go[1], "g", 1) != 1 || waitpid(kid, &status, 0) != kid)
+		status = -1;
+	close(go[1]);
+	if (fd >= 0) {
+		v = count_of(fd);
+		check(status == 0 && v >= (int64_t)(2 * N),
+		      "another task's instructions: read() has its loop", v, 2 * N);
+		if (p != MAP_FAILED)
+			munmap(p, page);
+		close(fd);
+	}
+}
+
 int main(void)
 {
 	const char *route = getenv("PMUCTX_PERF_ROUTE");
@@ -365,6 +455,7 @@ int main(void)
 #else
 		long_path(rdpmc);
 #endif
+		read_only_pages_path();
 	}
 	printf("1..%d\n", n);
 	return failed != 0;
