@@ -73,7 +73,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	memset(&info, 0, sizeof(info));
 	info.size = min_t(u32, usize, sizeof(info));
 	info.abi_version = PMUCTX_ABI_VERSION;
-	info.features = PMUCTX_FEAT_SOFTWARE;
+	info.features = PMUCTX_FEAT_SOFTWARE | PMUCTX_FEAT_SAMPLE_PERIOD;
 	info.nr_sw_events = PMUCTX_SW_MAX;
 	info.mux_interval_ms = READ_ONCE(pmuctx_mux_interval_ms);
 	if (hw) {
@@ -1013,16 +1013,25 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 {
 	struct pmuctx_sample_ring *ring = c->fam->samples;
 	struct pmuctx_samples_read req;
+	u8 __user *out;
 	struct pmuctx_sample *buf;
 	unsigned long flags;
-	u32 n = 0;
-	long ret;
+	u32 n = 0, i, stride, fill;
+	long usize, ret;
 
-	ret = pmuctx_copy_sized(&req, sizeof(req), ureq, sizeof(req));
-	if (ret < 0)
-		return ret;
-	if (!ring)
+	usize = pmuctx_copy_sized(&req, sizeof(req), ureq,
+				  offsetofend(struct pmuctx_samples_read, overflows));
+	if (usize < 0)
+		return usize;
+	if (!ring || req.__reserved)
 		return -EINVAL;
+	/* A caller's sample as big as it says, up to a page: E2BIG beyond. */
+	stride = req.sample_size ?: PMUCTX_SAMPLE_SIZE_VER0;
+	if (stride < PMUCTX_SAMPLE_SIZE_VER0 || stride % sizeof(u64))
+		return -EINVAL;
+	if (stride > PAGE_SIZE)
+		return -E2BIG;
+	fill = min_t(u32, stride, sizeof(*buf));
 	req.nr = min_t(u32, req.nr, PMUCTX_SAMPLE_RING);
 	buf = kcalloc(max_t(u32, req.nr, 1), sizeof(*buf), GFP_KERNEL);
 	if (!buf)
@@ -1035,12 +1044,16 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	req.lost = ring->lost;
 	raw_spin_unlock_irqrestore(&ring->lock, flags);
 	req.overflows = atomic64_read(&c->fam->overflows);
-	req.size = sizeof(req);
+	req.size = min_t(u32, usize, sizeof(req));
+	req.sample_size = fill;
 	ret = 0;
-	if (n && copy_to_user(u64_to_user_ptr(req.samples), buf, n * sizeof(*buf)))
-		ret = -EFAULT;
+	out = u64_to_user_ptr(req.samples);
+	for (i = 0; i < n && !ret; i++, out += stride)
+		if (copy_to_user(out, &buf[i], fill) ||
+		    (stride > fill && clear_user(out + fill, stride - fill)))
+			ret = -EFAULT;
 	req.nr = n;
-	if (!ret && copy_to_user(ureq, &req, sizeof(req)))
+	if (!ret && copy_to_user(ureq, &req, req.size))
 		ret = -EFAULT;
 	kfree(buf);
 	return ret;

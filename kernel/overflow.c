@@ -50,7 +50,7 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 }
 
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
-				 struct pt_regs *regs)
+				 struct pt_regs *regs, u64 period)
 {
 	struct pmuctx_sample_ring *ring = orig->fam->samples;
 	struct pmuctx_sample *s;
@@ -68,6 +68,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		s->tid = task_pid_nr(current);
 		s->time = ktime_get_ns();
 		s->id = orig->id;
+		s->period = period;
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);
@@ -86,7 +87,7 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 	if (!c->enabled || !n)
 		return;
 	atomic64_add(n, &orig->fam->overflows);
-	pmuctx_record_sample(orig, regs);
+	pmuctx_record_sample(orig, regs, n * c->attr.sample_period);
 	irq_work_queue(&orig->fam->wake_work);
 }
 

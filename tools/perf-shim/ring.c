@@ -244,8 +244,9 @@ static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 		rec[n++] = s->id;
 	if (t & PERF_SAMPLE_STREAM_ID)
 		rec[n++] = s->id;
+	/* the events it stands for: periods a late or throttled one covers */
 	if (t & PERF_SAMPLE_PERIOD)
-		rec[n++] = r->fmt.period;
+		rec[n++] = s->period ?: r->fmt.period;
 	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(r, s->ip), rec, n);
 }
 
@@ -259,10 +260,12 @@ int perf_ring_drain(struct perf_ring *r, int fd)
 	unsigned int i;
 
 	for (;;) {
+		memset(s, 0, sizeof(s));
 		memset(&req, 0, sizeof(req));
 		req.size = sizeof(req);
 		req.nr = DRAIN_BATCH;
 		req.samples = (uintptr_t)s;
+		req.sample_size = sizeof(s[0]);
 		/* the system call itself: this may run in a signal handler */
 		if (syscall(SYS_ioctl, fd, PMUCTX_IOC_SAMPLES, &req))
 			break;

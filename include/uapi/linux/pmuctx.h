@@ -28,6 +28,8 @@
  * self-reads (Documentation/design.rst, "The stock-kernel fallback").
  */
 #define PMUCTX_FEAT_PERF_EVENTS	(1ULL << 6)
+/* struct pmuctx_sample has @period (PMUCTX_IOC_SAMPLES' sample_size). */
+#define PMUCTX_FEAT_SAMPLE_PERIOD (1ULL << 7)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -232,7 +234,16 @@ struct pmuctx_sample {
 	__u32 tid;
 	__u64 time;		/* CLOCK_MONOTONIC, ns */
 	__u64 id;		/* counter id */
+	/*
+	 * The events this sample stands for: sample_period times the
+	 * periods that ended at this interrupt (more than one when it came
+	 * late or the counter was throttled).  Only with sample_size >= 40.
+	 */
+	__u64 period;
 };
+
+/* The size of struct pmuctx_sample before @period. */
+#define PMUCTX_SAMPLE_SIZE_VER0	32
 
 struct pmuctx_samples_read {
 	__u32 size;		/* in: sizeof the caller's struct */
@@ -240,6 +251,13 @@ struct pmuctx_samples_read {
 	__u64 samples;		/* pointer to struct pmuctx_sample[] */
 	__u64 lost;		/* samples dropped because the ring was full */
 	__u64 overflows;	/* overflows so far, over the whole family */
+	/*
+	 * in: sizeof the caller's struct pmuctx_sample, the stride of
+	 * @samples (0: PMUCTX_SAMPLE_SIZE_VER0); out: the bytes of each that
+	 * the module filled (the rest is zeroed).  Only with size >= 40.
+	 */
+	__u32 sample_size;
+	__u32 __reserved;	/* 0 */
 };
 
 /*

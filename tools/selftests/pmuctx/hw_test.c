@@ -198,6 +198,8 @@ TEST(inherited_instructions_sum_exactly)
 /* Ping-pong on one CPU between two tasks with their own sampling counters. */
 struct side {
 	uint64_t value, overflows, samples, foreign;
+	uint64_t periods;	/* events the samples stand for */
+	uint64_t lost;
 };
 
 /* Take every sample out of the ring; count them and any of another task. */
@@ -210,15 +212,19 @@ static void drain_samples(int fd, struct side *res)
 	do {
 		memset(&sr, 0, sizeof(sr));
 		sr.size = sizeof(sr);
+		sr.sample_size = sizeof(buf[0]);
 		sr.nr = 256;
 		sr.samples = (uintptr_t)buf;
 		if (ioctl(fd, PMUCTX_IOC_SAMPLES, &sr))
 			break;
 		res->overflows = sr.overflows;
+		res->lost = sr.lost;
 		res->samples += sr.nr;
-		for (i = 0; i < (int)sr.nr; i++)
+		for (i = 0; i < (int)sr.nr; i++) {
 			if (buf[i].tid != (uint32_t)gettid())
 				res->foreign++;
+			res->periods += buf[i].period;
+		}
 	} while (sr.nr);
 }
 
@@ -284,6 +290,9 @@ TEST(overflow_demux_per_context)
 	EXPECT_LE(2 * 700000ULL * rounds, kid.value);
 	EXPECT_EQ(me.overflows, me.samples);
 	EXPECT_EQ(kid.overflows, kid.samples);
+	/* Each sample stands for one period. */
+	EXPECT_EQ(me.overflows * p1, me.periods);
+	EXPECT_EQ(kid.overflows * p2, kid.periods);
 	EXPECT_EQ(0, me.foreign);
 	EXPECT_EQ(0, kid.foreign);
 }
@@ -1144,10 +1153,13 @@ TEST(first_overflow_counts_only_own_events)
 	/*
 	 * QEMU 7.2 raises an event counter's overflow interrupt late (at the
 	 * next exception level change), so one sample may stand for several
-	 * periods; every sample is still this task's.
+	 * periods, and says so: the samples stand for every period's events.
+	 * Every sample is still this task's.
 	 */
 	EXPECT_LE(1, me.samples);
 	EXPECT_GE(me.overflows, me.samples);
+	EXPECT_EQ(0, me.lost);
+	EXPECT_EQ(me.overflows * period, me.periods);
 	EXPECT_EQ(0, me.foreign);
 	close(fd);
 }
@@ -1297,6 +1309,16 @@ TEST(x86_small_periods_count_every_overflow)
 			EXPECT_LE(1, res[i].samples);
 			EXPECT_GE(res[i].overflows, res[i].samples);
 			EXPECT_EQ(0, res[i].foreign);
+			/*
+			 * A throttled sample stands for the periods it
+			 * covered: all of them, unless the ring dropped some.
+			 */
+			EXPECT_LE(res[i].samples * periods[p], res[i].periods);
+			if (!res[i].lost) {
+				EXPECT_EQ(res[i].overflows * periods[p], res[i].periods);
+			} else {
+				EXPECT_GT(res[i].overflows * periods[p], res[i].periods);
+			}
 			close(fd[i]);
 		}
 	}

@@ -790,6 +790,7 @@ TEST(sampled_hits)
 
 	memset(&sr, 0, sizeof(sr));
 	sr.size = sizeof(sr);
+	sr.sample_size = sizeof(buf[0]);
 	sr.nr = 64;
 	sr.samples = (uintptr_t)buf;
 	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr)) TH_LOG("%s", strerror(errno));

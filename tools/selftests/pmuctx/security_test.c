@@ -452,6 +452,7 @@ TEST(user_only_samples_have_no_kernel_addresses)
 		for (;;) {
 			memset(&sr, 0, sizeof(sr));
 			sr.size = sizeof(sr);
+			sr.sample_size = sizeof(buf[0]);
 			sr.nr = 256;
 			sr.samples = (uintptr_t)buf;
 			ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));

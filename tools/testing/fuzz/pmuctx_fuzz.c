@@ -1563,10 +1563,12 @@ static void op_tree(struct stream *s, unsigned char *b)
 static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 {
 	static const uint32_t nrs[] = { 0, 1, 2, 255, 256, 257, UINT32_MAX };
+	/* The callers' sample sizes: 0 is the first ABI's 32 bytes. */
+	static const uint32_t strides[] = { 0, sizeof(struct pmuctx_sample), 48, 64 };
 	struct pmuctx_samples_read *rq = (struct pmuctx_samples_read *)b;
 	enum ptr_kind pk = pick_ptr(s), spk = pick_ptr(s);
-	struct pmuctx_sample *smp = (struct pmuctx_sample *)big;
-	uint32_t size, nr_in, lim;
+	unsigned char *smp = (unsigned char *)big;
+	uint32_t size, nr_in, lim, stride = PMUCTX_SAMPLE_SIZE_VER0;
 	struct snap sn;
 	const char *desc;
 	struct expect e;
@@ -1575,16 +1577,22 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 
 	fd = pick_fd(s, &sn, &desc);
 	expect_init(&e);
-	size = pick_size(s, sizeof(*rq), sizeof(*rq), &tail, &e);
+	size = pick_size(s, sizeof(*rq), offsetof(struct pmuctx_samples_read, sample_size),
+			 &tail, &e);
 	sized_prepare(b, size, sizeof(*rq), tail, s);
 	nr_in = nrs[below(s, sizeof(nrs) / sizeof(nrs[0]))];
 	rq->nr = nr_in;
+	if (size >= offsetof(struct pmuctx_samples_read, __reserved)) {
+		rq->sample_size = strides[below(s, sizeof(strides) / sizeof(strides[0]))];
+		if (rq->sample_size)
+			stride = rq->sample_size;
+	}
 	lim = nr_in < 256 ? nr_in : 256;
 	if (spk == P_STRADDLE)
 		spk = P_RO;
-	rq->samples = (uintptr_t)ptr_of(spk, smp, lim * sizeof(*smp));
+	rq->samples = (uintptr_t)ptr_of(spk, smp, lim * stride);
 	if (spk == P_GOOD)
-		memset(smp, 0xa5, (lim + 1) * sizeof(*smp));
+		memset(smp, 0xa5, (lim + 1) * stride);
 	if (pk == P_STRADDLE)
 		pk = P_NONE;
 	if (pk != P_GOOD)
@@ -1610,10 +1618,10 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 	if (rq->nr > lim)
 		viol(s, "%s: %u samples for room %u", what, rq->nr, lim);
 	if (spk == P_GOOD && rq->nr <= lim) {
-		const unsigned char *c = (const unsigned char *)&smp[rq->nr];
+		const unsigned char *c = smp + rq->nr * stride;
 		uint32_t i;
 
-		for (i = 0; i < sizeof(*smp); i++)
+		for (i = 0; i < stride; i++)
 			if (c[i] != 0xa5) {
 				viol(s, "%s wrote past the %u samples it reported", what, rq->nr);
 				break;
