@@ -86,6 +86,9 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		info.hw_events[0] = hw->hw_events[0];
 		info.hw_events[1] = hw->hw_events[1];
 		info.features |= hw->features | PMUCTX_FEAT_MULTIPLEX;
+		if ((hw->features & PMUCTX_FEAT_OVERFLOW) &&
+		    !(hw->features & PMUCTX_FEAT_PERF_EVENTS))
+			info.features |= PMUCTX_FEAT_FREQ;
 	} else {
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}
@@ -118,6 +121,12 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 		return -EINVAL;
 	if (attr->read_format & ~PMUCTX_FORMAT_ALL)
 		return -EINVAL;
+	/* A rate of samples, up to max_sample_freq: hardware counters only. */
+	if ((f & PMUCTX_ATTR_FREQ) &&
+	    (!attr->sample_period ||
+	     attr->sample_period > READ_ONCE(pmuctx_max_sample_freq) ||
+	     attr->type == PMUCTX_TYPE_RANGE))
+		return -EINVAL;
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
 		return -EINVAL;
@@ -145,6 +154,10 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel &&
 		    !capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
+		/* perf's events choose their own periods: not ours to adapt. */
+		if ((f & PMUCTX_ATTR_FREQ) &&
+		    (pmuctx_hw->features & PMUCTX_FEAT_PERF_EVENTS))
+			return -EOPNOTSUPP;
 		return 0;
 	default:
 		return -EINVAL;
@@ -376,7 +389,10 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 				goto free_counter;
 		}
 	}
-	c->period_left = attr.sample_period;
+	if (attr.flags & PMUCTX_ATTR_FREQ)
+		pmuctx_freq_start(c, NSEC_PER_SEC / attr.sample_period);
+	else
+		c->period_left = attr.sample_period;
 	if (attr.sample_period) {
 		c->fam->samples = kzalloc(sizeof(*c->fam->samples), GFP_KERNEL_ACCOUNT);
 		if (!c->fam->samples) {

@@ -55,7 +55,11 @@ static unsigned int pmuctx_fork_fill(struct pmuctx_fork_kit *kit,
 		if (pmuctx_counter_is_hw(c)) {
 			/* Same slots as the parent: a swap leaves the PMU as is. */
 			clone->hw_config = c->hw_config;
-			clone->period_left = c->attr.sample_period;
+			/* A rate: the child starts at the parent's period. */
+			if (c->attr.flags & PMUCTX_ATTR_FREQ)
+				pmuctx_freq_start(clone, c->freq_period);
+			else
+				clone->period_left = c->attr.sample_period;
 			pmuctx_mux_copy_slot(cctx, clone, c);
 		} else if (c->attr.type == PMUCTX_TYPE_RANGE) {
 			clone->period_left = c->attr.sample_period;

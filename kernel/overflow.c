@@ -11,7 +11,9 @@
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
@@ -75,6 +77,65 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 }
 
 /*
+ * PMUCTX_ATTR_FREQ: the most samples a second one counter may ask for
+ * (perf's default perf_event_max_sample_rate); EINVAL above it.
+ */
+unsigned int pmuctx_max_sample_freq = 100000;
+module_param_named(max_sample_freq, pmuctx_max_sample_freq, uint, 0644);
+MODULE_PARM_DESC(max_sample_freq,
+		 "most samples a second a frequency-sampling counter may ask for");
+
+/* The longest period a frequency may choose: every backend's. */
+#define PMUCTX_FREQ_MAX_PERIOD	BIT_ULL(31)
+
+/*
+ * A frequency-sampling counter starts as if it counted an event a
+ * nanosecond (instructions or cycles at 1 GHz), or at its parent's
+ * period, from now: the first period that ends adapts it (to a low rate
+ * if it was disabled meanwhile, corrected at the next).
+ */
+void pmuctx_freq_start(struct pmuctx_counter *c, u64 period)
+{
+	c->freq_period = clamp_t(u64, period, 1, PMUCTX_FREQ_MAX_PERIOD);
+	c->freq_stamp = ktime_get_ns();
+	c->period_left = c->freq_period;
+}
+
+/*
+ * pmuctx_periods_ended() for PMUCTX_ATTR_FREQ, the first of @delta's
+ * periods ended: count them at the period they had, then choose the next
+ * period from the rate since the last period ended, the events that would
+ * take 1/freq s at that rate.  At most a factor of 8 a step, so that a
+ * task that slept (its rate looks low) comes back within a sample or two;
+ * no smoothing beyond that, so that a start far off (the first period
+ * guesses an event a nanosecond) costs two periods, not a dozen.  The
+ * events already into the next period count towards it.  ctx->lock held;
+ * not in NMI (the clock is not NMI-safe).
+ */
+u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta)
+{
+	u64 period = c->freq_period, n, into_next, now, dt, target;
+
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	into_next = delta - (n - 1) * period;
+	c->freq_events = n * period;
+	now = ktime_get_ns();
+	dt = now - c->freq_stamp;
+	if ((s64)dt > 0) {
+		target = mul_u64_u64_div_u64(c->freq_events,
+					     NSEC_PER_SEC / c->attr.sample_period,
+					     dt);
+		period = clamp_t(u64, target, period / 8, period * 8);
+		period = clamp_t(u64, period, 1, PMUCTX_FREQ_MAX_PERIOD);
+		c->freq_period = period;
+	}
+	c->freq_stamp = now;
+	c->period_left = into_next < period ? period - into_next : 1;
+	return n;
+}
+
+/*
  * @n periods of @c elapsed (more than one when the interrupt came late).
  * PMU interrupt, ctx->lock held.  A disabled counter's hardware keeps
  * running while its context is loaded; its overflows are not reported.
@@ -87,7 +148,9 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 	if (!c->enabled || !n)
 		return;
 	atomic64_add(n, &orig->fam->overflows);
-	pmuctx_record_sample(orig, regs, n * c->attr.sample_period);
+	pmuctx_record_sample(orig, regs,
+			     unlikely(c->attr.flags & PMUCTX_ATTR_FREQ) ?
+			     c->freq_events : n * c->attr.sample_period);
 	irq_work_queue(&orig->fam->wake_work);
 }
 

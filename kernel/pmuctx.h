@@ -638,6 +638,13 @@ struct pmuctx_counter {
 	void *hw_binding;
 	u64 hw_missed;
 	u64 period_left;	/* events to the next overflow sample */
+	/*
+	 * PMUCTX_ATTR_FREQ, under ctx->lock: the period now, and when the
+	 * last one ended (or the counter started), from which the next is chosen
+	 * (pmuctx_freq_periods_ended()).  @freq_events: what the last
+	 * sample stood for, for its record.
+	 */
+	u64 freq_period, freq_stamp, freq_events;
 
 	/*
 	 * Self-read pages of this instance, pmuctx's layout and perf's
@@ -668,6 +675,10 @@ static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
  * periods that ended in them, @period_left left of the next.  Every
  * backend's fold counts them so, from counts, never from interrupts.
  */
+extern unsigned int pmuctx_max_sample_freq;
+void pmuctx_freq_start(struct pmuctx_counter *c, u64 period);
+u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta);
+
 static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
 						u64 delta)
 {
@@ -677,6 +688,8 @@ static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
 		c->period_left -= delta;
 		return 0;
 	}
+	if (unlikely(c->attr.flags & PMUCTX_ATTR_FREQ))
+		return pmuctx_freq_periods_ended(c, delta);
 	delta -= c->period_left;
 	n = 1 + div64_u64(delta, period);
 	c->period_left = period - (delta - (n - 1) * period);

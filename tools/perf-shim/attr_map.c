@@ -109,14 +109,13 @@ static void map_software(unsigned long long config, struct perf_map *m)
  */
 static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 {
-	if (pa->freq) {
-		refuse(m, EOPNOTSUPP, "frequency sampling: pmuctx samples every sample_period events (perf record -c)");
-		return;
-	}
 	if (pa->type == PERF_TYPE_SOFTWARE) {
 		refuse(m, EOPNOTSUPP, "pmuctx's software counters do not sample");
 		return;
 	}
+	/* sample_freq: the module chooses the periods (up to its max_sample_freq) */
+	if (pa->freq)
+		m->attr.flags |= PMUCTX_ATTR_FREQ;
 	if (pa->sample_period > UINT32_MAX) {
 		refuse(m, EINVAL, "sample_period above 2^32 - 1");
 		return;

@@ -30,6 +30,8 @@
 #define PMUCTX_FEAT_PERF_EVENTS	(1ULL << 6)
 /* struct pmuctx_sample has @period (PMUCTX_IOC_SAMPLES' sample_size). */
 #define PMUCTX_FEAT_SAMPLE_PERIOD (1ULL << 7)
+/* PMUCTX_ATTR_FREQ on hardware counters (the native backends). */
+#define PMUCTX_FEAT_FREQ	(1ULL << 8)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -148,7 +150,9 @@ struct pmuctx_slice_stats {
 #define PMUCTX_ATTR_ENABLE_ON_EXEC	(1ULL << 5)
 #define PMUCTX_ATTR_PINNED		(1ULL << 6)	/* group leader: never rotated out */
 #define PMUCTX_ATTR_INHERIT_STAT	(1ULL << 7)	/* counts stay with tasks across swaps */
-#define PMUCTX_ATTR_ALL			((1ULL << 8) - 1)
+/* sample_period is a rate, samples a second: the module sets the period. */
+#define PMUCTX_ATTR_FREQ		(1ULL << 8)
+#define PMUCTX_ATTR_ALL			((1ULL << 9) - 1)
 
 /*
  * Size-versioned: a smaller (older) struct is zero-extended, a larger

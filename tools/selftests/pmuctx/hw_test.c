@@ -1203,6 +1203,135 @@ TEST(disabled_events_end_no_period)
 	close(fd);
 }
 
+/* ---- frequency sampling ----------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * PMUCTX_ATTR_FREQ at 1000 samples a second of the task's time (virtual
+ * time under -icount: a nanosecond an instruction), for 150 ms of a loop:
+ * ~150 samples whatever the event's rate.  In user mode alone the rate is
+ * the start's guess (an event a nanosecond); a loop of system calls counts
+ * far fewer user instructions a second, so the period must shrink to
+ * keep the rate.  The samples say the events each stands for: they add
+ * up to the count at the last one, short of the whole by less than the
+ * period that was running.  The bound on the rate (30%) is the
+ * adaptation's: the system calls' first period is 20 times too long (20
+ * of the 150 ms), the second 2.5 times (a step of at most 8), then the
+ * period follows the rate: ~130 periods.  Periods, not samples: QEMU
+ * raises an arm64 event counter's overflow at the next change of
+ * exception level, so in a user loop one sample stands for the periods
+ * of a whole 4 ms tick (and says so).
+ */
+static void freq_case(struct __test_metadata *_metadata, bool syscalls)
+{
+	const uint64_t freq = 1000, span = 150000000;
+	struct pmuctx_sample buf[256];
+	struct pmuctx_samples_read sr;
+	uint64_t t0, t1, sum = 0, value, expect, rest;
+	int fd, i;
+
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_FREQ,
+			     freq, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	t0 = mono_ns();
+	do {
+		if (syscalls)
+			for (i = 0; i < 100; i++)
+				syscall(SYS_getppid);
+		else
+			run_loop(100000);
+		t1 = mono_ns();
+	} while (t1 - t0 < span);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	value = pmuctx_read1(fd);
+	memset(&sr, 0, sizeof(sr));
+	sr.size = sizeof(sr);
+	sr.sample_size = sizeof(buf[0]);
+	sr.nr = 256;
+	sr.samples = (uintptr_t)buf;
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+	ASSERT_EQ(sizeof(buf[0]), sr.sample_size);
+	ASSERT_EQ(0, sr.lost);
+	ASSERT_LE(2, sr.nr);
+	for (i = 0; i < (int)sr.nr; i++)
+		sum += buf[i].period;
+	expect = (t1 - t0) * freq / 1000000000ULL;
+	rest = value - sum;
+	TH_LOG("%s: %llu instructions in %llu ns: %llu periods (%llu expected) in %u samples, events %llu first, %llu last, %llu after the last",
+	       syscalls ? "system calls" : "user loop", (unsigned long long)value,
+	       (unsigned long long)(t1 - t0), (unsigned long long)sr.overflows,
+	       (unsigned long long)expect, sr.nr, (unsigned long long)buf[0].period,
+	       (unsigned long long)buf[sr.nr - 1].period, (unsigned long long)rest);
+	EXPECT_LE(expect * 7 / 10, sr.overflows);
+	EXPECT_GE(expect * 13 / 10, sr.overflows);
+	EXPECT_GE(sr.overflows, sr.nr);
+	EXPECT_LE(sum, value);
+	/* What counted after the last sample: part of a period at most 8x the last. */
+	EXPECT_GT(8 * buf[sr.nr - 1].period, rest);
+	/* The first periods are the guess, an event a nanosecond: 10^6. */
+	EXPECT_EQ(0, buf[0].period % 1000000);
+	if (syscalls) {
+		EXPECT_GT(1000000 / 2, buf[sr.nr - 1].period);
+	}
+	close(fd);
+}
+
+TEST(frequency_sampling_keeps_the_rate_in_user_mode)
+{
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	if (!(pmu_features() & PMUCTX_FEAT_FREQ))
+		SKIP(return, "no frequency sampling on this backend");
+	freq_case(_metadata, false);
+}
+
+TEST(frequency_sampling_shrinks_the_period_for_a_slower_event)
+{
+	if (!exact())
+		SKIP(return, "needs a PMU under -icount on one CPU");
+	if (!(pmu_features() & PMUCTX_FEAT_FREQ))
+		SKIP(return, "no frequency sampling on this backend");
+	freq_case(_metadata, true);
+}
+
+/* A rate is a hardware counter's, up to max_sample_freq, and never 0. */
+TEST(frequency_sampling_refuses_what_it_cannot_do)
+{
+	struct pmuctx_attr sw = {
+		.size = sizeof(sw),
+		.type = PMUCTX_TYPE_SOFTWARE,
+		.config = PMUCTX_SW_TASK_CLOCK,
+		.flags = PMUCTX_ATTR_FREQ,
+		.sample_period = 1000,
+	};
+	int fd;
+
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_FREQ, 0, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_FREQ,
+			     100001, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EINVAL, errno);
+	fd = pmuctx_open_attr(&sw, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	if (!have_pmu() || (pmu_features() & PMUCTX_FEAT_FREQ))
+		return;
+	/* perf's events, or no overflow interrupt: not supported. */
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_FREQ,
+			     1000, 0);
+	EXPECT_EQ(-1, fd);
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
 #if defined(__x86_64__)
 /*
  * Intel perfmon: one group on the three fixed counters and four general

@@ -417,6 +417,84 @@ static void mmap_rules(void)
 	close(counting);
 }
 
+/*
+ * ---- freq: perf record's default, samples a second instead of a period ----
+ * 1000 a second over ~60 ms of the loop (virtual time under -icount): at
+ * least half that many samples (the kernel's perf starts at a period of
+ * 1 and adapts at its ticks, pmuctx from a guess of an event a
+ * nanosecond at each sample), each of this task in user mode, their
+ * periods varying with the rate and adding up to no more than the count
+ * and at least half of it.
+ */
+static void freq_path(void)
+{
+	const size_t page = sysconf(_SC_PAGESIZE), data_pages = 16;
+	const unsigned long turns = 30000000;
+	unsigned long samples = 0, bad = 0;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr pa;
+	uint64_t count, t0, t1, sum = 0, from, to;
+	unsigned char *data;
+	int fd;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.size = sizeof(pa);
+	pa.type = PERF_TYPE_HARDWARE;
+	pa.config = SAMPLED_EVENT;
+	pa.disabled = 1;
+	pa.exclude_kernel = 1;
+	pa.exclude_hv = 1;
+	pa.freq = 1;
+	pa.sample_freq = 1000;
+	pa.sample_type = SAMPLE_TYPE;
+	pa.use_clockid = 1;
+	pa.clockid = CLOCK_MONOTONIC;
+	fd = syscall(__NR_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	check(fd >= 0, "freq: an event sampling 1000 times a second opens", fd, errno);
+	if (fd < 0)
+		return;
+	pg = mmap(NULL, (1 + data_pages) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	check(pg != MAP_FAILED, "freq: its ring maps", errno, 0);
+	if (pg == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	count = sampled_loop(fd, PERF_EVENT_IOC_ENABLE, turns, &t0, &t1);
+	poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0);
+	data = (unsigned char *)pg + page;
+	to = pg->data_head;
+	__sync_synchronize();
+	for (from = pg->data_tail; from < to;) {
+		struct sample_rec r;
+		size_t i;
+
+		/* a record may wrap at the ring's end */
+		for (i = 0; i < sizeof(r.h); i++)
+			((unsigned char *)&r)[i] = data[(from + i) & (data_pages * page - 1)];
+		if (r.h.size < sizeof(r.h))
+			break;
+		if (r.h.type == PERF_RECORD_SAMPLE) {
+			for (i = 0; i < sizeof(r) && i < r.h.size; i++)
+				((unsigned char *)&r)[i] = data[(from + i) & (data_pages * page - 1)];
+			samples++;
+			sum += r.period;
+			if (r.h.size != sizeof(r) || r.pid != (uint32_t)getpid() ||
+			    r.tid != (uint32_t)gettid() || !r.period || r.time < t0 || r.time > t1)
+				bad++;
+		}
+		from += r.h.size;
+	}
+	printf("# freq: %llu events in %llu ns, %lu samples, periods adding up to %llu\n",
+	       (unsigned long long)count, (unsigned long long)(t1 - t0), samples,
+	       (unsigned long long)sum);
+	check(samples >= (t1 - t0) / 2000000 && !bad,
+	      "freq: at least half of 1000 good samples a second", samples, (t1 - t0) / 1000000);
+	check(sum <= count && sum >= count / 2, "freq: the samples' periods add up to the count",
+	      sum, count);
+	munmap(pg, (1 + data_pages) * page);
+	close(fd);
+}
+
 int main(void)
 {
 	const char *route = getenv("PMUCTX_PERF_ROUTE");
@@ -427,6 +505,7 @@ int main(void)
 	poll_path();
 	lost_path();
 	mmap_rules();
+	freq_path();
 	printf("1..%d\n", n);
 	return failed != 0;
 }

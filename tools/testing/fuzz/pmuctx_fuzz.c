@@ -171,7 +171,7 @@ static struct timespec t_start;
 static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
 /* Hardware counters sample (PMUCTX_FEAT_OVERFLOW) and map (not PERF_EVENTS). */
-static bool pmu_samples, self_reads;
+static bool pmu_samples, pmu_freq, self_reads;
 static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
 static bool range_samples;		/* PMUCTX_FEAT_RANGE_SAMPLES */
 static unsigned int info_range_data_nr;	/* data watchpoints */
@@ -872,6 +872,10 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
 		need(e, EINVAL);
+	/* A rate: not 0, up to max_sample_freq (its default), no range counter. */
+	if ((f & PMUCTX_ATTR_FREQ) &&
+	    (!a->sample_period || a->sample_period > 100000 || a->type == PMUCTX_TYPE_RANGE))
+		need(e, EINVAL);
 	switch (a->type) {
 	case PMUCTX_TYPE_SOFTWARE:
 		if (a->config >= PMUCTX_SW_MAX)
@@ -893,6 +897,9 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 			need(e, EPERM);
 		/* The perf-events backend: no overflow samples. */
 		if (a->sample_period && !pmu_samples)
+			need(e, EOPNOTSUPP);
+		/* ... and no periods of its own choosing. */
+		if ((f & PMUCTX_ATTR_FREQ) && !pmu_freq)
 			need(e, EOPNOTSUPP);
 		/* raw above 16 bits, period above 2^31 */
 		allow(e, EINVAL);
@@ -1028,7 +1035,7 @@ static void op_open(struct stream *s, char *attrbuf)
 		a.config = below(s, 8);
 	}
 	/* flags */
-	a.flags = rnd(s) & PMUCTX_ATTR_ALL;
+	a.flags = rnd(s) & PMUCTX_ATTR_ALL & ~PMUCTX_ATTR_FREQ;
 	if (a.type == PMUCTX_TYPE_SOFTWARE && chance(s, 92))
 		a.flags &= ~(PMUCTX_ATTR_EXCLUDE_USER | PMUCTX_ATTR_EXCLUDE_KERNEL);
 	if (a.type == PMUCTX_TYPE_RANGE && chance(s, 92))
@@ -1045,7 +1052,7 @@ static void op_open(struct stream *s, char *attrbuf)
 	if (excluded[CL_INHERIT_STAT])
 		a.flags &= ~PMUCTX_ATTR_INHERIT_STAT;
 	if (chance(s, 3))
-		a.flags |= 1ULL << (8 + below(s, 56));
+		a.flags |= 1ULL << (9 + below(s, 55));
 	a.read_format = rnd(s) & PMUCTX_FORMAT_ALL;
 	if (chance(s, 3))
 		a.read_format |= 1ULL << (5 + below(s, 59));
@@ -1054,6 +1061,16 @@ static void op_open(struct stream *s, char *attrbuf)
 		a.sample_period = periods[below(s, sizeof(periods) / sizeof(periods[0]))];
 		if (excluded[CL_TINY_PERIOD] && a.sample_period && a.sample_period < 1000)
 			a.sample_period = 1000;
+		if (excluded[CL_SAMPLING])
+			a.sample_period = 0;
+	}
+	/* A rate instead: good ones, 0, and one over the maximum. */
+	if (chance(s, 8)) {
+		static const uint64_t freqs[] = { 1, 100, 4000, 100000, 0, 100001 };
+
+		a.flags |= PMUCTX_ATTR_FREQ;
+		if (a.sample_period || chance(s, 50))
+			a.sample_period = freqs[below(s, sizeof(freqs) / sizeof(freqs[0]))];
 		if (excluded[CL_SAMPLING])
 			a.sample_period = 0;
 	}
@@ -3825,6 +3842,7 @@ static int probe(struct pmuctx_info *info)
 		return -1;
 	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
 	pmu_samples = have_hw && (info->features & PMUCTX_FEAT_OVERFLOW);
+	pmu_freq = have_hw && (info->features & PMUCTX_FEAT_FREQ);
 	self_reads = have_hw && !(info->features & PMUCTX_FEAT_PERF_EVENTS);
 	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
 		range_kinds = info->range_kinds;

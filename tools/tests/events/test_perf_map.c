@@ -224,7 +224,8 @@ static void targets_and_modes(void)
 	pa.sample_period = 4000;
 	pa.freq = 1;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "sampling (freq): EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX && (m.attr.flags & PMUCTX_ATTR_FREQ) &&
+	   m.attr.sample_period == 4000, "sampling (freq): pmuctx's FREQ at the same rate");
 	pa = attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 	pa.sample_period = 1000000;
 	m = map_task(&pa);
