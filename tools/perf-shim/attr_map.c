@@ -124,10 +124,19 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 		refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, PERIOD and IDENTIFIER");
 		return;
 	}
-	if (pa->mmap || pa->mmap2 || pa->comm || pa->task || pa->mmap_data || pa->namespaces ||
-	    pa->ksymbol || pa->bpf_event || pa->cgroup || pa->text_poke || pa->context_switch ||
-	    pa->build_id || pa->write_backward) {
-		refuse(m, EOPNOTSUPP, "side-band records and backward rings are not written by pmuctx");
+	/*
+	 * COMM and MMAP records the library writes from /proc (sideband.c);
+	 * FORK and EXIT (task) it does not, and perf's reader does without.
+	 * The other side-band records are EINVAL: perf then opens the event
+	 * again without them, as on a kernel that lacks them.
+	 */
+	if (pa->mmap_data || pa->namespaces || pa->ksymbol || pa->bpf_event || pa->cgroup ||
+	    pa->text_poke || pa->context_switch || pa->build_id) {
+		refuse(m, EINVAL, "side-band records beyond COMM and MMAP are not written by pmuctx");
+		return;
+	}
+	if (pa->write_backward) {
+		refuse(m, EOPNOTSUPP, "backward rings are not written by pmuctx");
 		return;
 	}
 	/* pmuctx's sample times are CLOCK_MONOTONIC's; perf's default clock is its own */

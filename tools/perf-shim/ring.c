@@ -27,6 +27,7 @@
 
 #include "pmuctx_abi.h"
 #include "ring.h"
+#include "sideband.h"
 
 struct perf_ring {
 	unsigned char *base;	/* our view: the header page, then the data */
@@ -38,6 +39,7 @@ struct perf_ring {
 	uint64_t lost;		/* samples not yet reported in a LOST record */
 	bool overwrite;		/* mapped read-only: no data_tail, perf overwrites */
 	struct ring_format fmt;
+	struct sideband *sb;	/* fmt.sideband: what the reader knows of the tasks */
 };
 
 static struct perf_event_mmap_page *header(struct perf_ring *r)
@@ -69,8 +71,16 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, 
 	r->data_size = len - r->page;
 	r->overwrite = !(prot & PROT_WRITE);
 	r->fmt = *fmt;
+	if (fmt->sideband) {
+		r->sb = sideband_create(fmt->mmap2);
+		if (!r->sb) {
+			free(r);
+			return NULL;
+		}
+	}
 	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED) {
+		sideband_free(r->sb);
 		free(r);
 		return NULL;
 	}
@@ -131,6 +141,7 @@ void perf_ring_free(struct perf_ring *r)
 	if (!r)
 		return;
 	munmap(r->base, r->len);
+	sideband_free(r->sb);
 	free(r);
 }
 
@@ -250,6 +261,27 @@ static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(r, s->ip), rec, n);
 }
 
+/* A side-band record for the sample it precedes (sideband.c). */
+struct sideband_ctx {
+	struct perf_ring *r;
+	struct pmuctx_sample s;	/* its time just before the sample's */
+};
+
+static bool write_sideband(void *ctx, uint32_t type, uint16_t misc, const void *body,
+			   size_t bytes)
+{
+	struct sideband_ctx *c = ctx;
+	uint64_t rec[1 + (4096 + 64) / 8 + 8];
+	size_t n = 1 + bytes / 8;
+
+	if (bytes % 8 || bytes > 4096 + 64)
+		return false;
+	memcpy(&rec[1], body, bytes);
+	if (c->r->fmt.sample_id_all)
+		n += put_sample_id(c->r, &c->s, &rec[n]);
+	return ring_write(c->r, type, misc, rec, n);
+}
+
 #define DRAIN_BATCH 32
 
 int perf_ring_drain(struct perf_ring *r, int fd)
@@ -275,6 +307,13 @@ int perf_ring_drain(struct perf_ring *r, int fd)
 			if (r->lost && !write_lost(r, &s[i])) {
 				r->lost++;
 				continue;
+			}
+			if (r->sb && sample_mode(r, s[i].ip) == PERF_RECORD_MISC_USER) {
+				struct sideband_ctx c = { r, s[i] };
+
+				c.s.time--;
+				sideband_before_sample(r->sb, s[i].pid, s[i].tid, s[i].ip,
+						       write_sideband, &c);
 			}
 			if (!write_sample(r, &s[i]))
 				r->lost++;

@@ -25,6 +25,8 @@ struct ring_format {
 	uint64_t id;		/* the counter's id: PERF_SAMPLE_ID, LOST records */
 	bool sample_id_all;	/* LOST records end with the sample's id fields */
 	bool kernel_excluded;	/* every sample is a user-mode one */
+	bool sideband;		/* COMM and MMAP records (mmap, comm: sideband.c) */
+	bool mmap2;		/* ... MMAP2 ones */
 };
 
 struct perf_ring;

@@ -208,7 +208,15 @@ static void targets_and_modes(void)
 	pa.mmap = 1;
 	pa.comm = 1;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "sampling with side-band mmap/comm records: EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX, "sampling with side-band mmap/comm records: the library's");
+	pa.ksymbol = 1;
+	m = map_task(&pa);
+	ok(is_refused(&m, EINVAL), "sampling with ksymbol records: EINVAL (perf drops them)");
+	pa.ksymbol = 0;
+	pa.write_backward = 1;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "a backward ring: EOPNOTSUPP");
+	pa.write_backward = 0;
 	pa.mmap = pa.comm = 0;
 	pa.use_clockid = 1;
 	pa.clockid = CLOCK_MONOTONIC_RAW;
