@@ -25,6 +25,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,8 @@ static int per_period(unsigned long records, uint64_t periods)
 #define SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 		     PERF_SAMPLE_PERIOD)
 
-static int open_sampling(uint64_t period)
+/* A disabled user-mode sampling event of SAMPLED_EVENT, at @period or at a rate. */
+static int open_sampler(uint64_t period, bool freq)
 {
 	struct perf_event_attr pa;
 
@@ -109,12 +111,18 @@ static int open_sampling(uint64_t period)
 	pa.exclude_kernel = 1;
 	pa.exclude_hv = 1;
 	pa.sample_period = period;
+	pa.freq = freq;
 	pa.sample_type = SAMPLE_TYPE;
 	pa.wakeup_events = 1;
 	/* times comparable with clock_gettime's (perf's default clock is its own) */
 	pa.use_clockid = 1;
 	pa.clockid = CLOCK_MONOTONIC;
 	return syscall(__NR_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_sampling(uint64_t period)
+{
+	return open_sampler(period, false);
 }
 
 static uint64_t count_of(int fd)
@@ -432,24 +440,11 @@ static void freq_path(void)
 	const unsigned long turns = 30000000;
 	unsigned long samples = 0, bad = 0;
 	struct perf_event_mmap_page *pg;
-	struct perf_event_attr pa;
 	uint64_t count, t0, t1, sum = 0, from, to;
 	unsigned char *data;
 	int fd;
 
-	memset(&pa, 0, sizeof(pa));
-	pa.size = sizeof(pa);
-	pa.type = PERF_TYPE_HARDWARE;
-	pa.config = SAMPLED_EVENT;
-	pa.disabled = 1;
-	pa.exclude_kernel = 1;
-	pa.exclude_hv = 1;
-	pa.freq = 1;
-	pa.sample_freq = 1000;
-	pa.sample_type = SAMPLE_TYPE;
-	pa.use_clockid = 1;
-	pa.clockid = CLOCK_MONOTONIC;
-	fd = syscall(__NR_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = open_sampler(1000, true);
 	check(fd >= 0, "freq: an event sampling 1000 times a second opens", fd, errno);
 	if (fd < 0)
 		return;
