@@ -116,9 +116,8 @@ u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta)
 {
 	u64 period = c->freq_period, n, into_next, now, dt, target;
 
-	delta -= c->period_left;
-	n = 1 + div64_u64(delta, period);
-	into_next = delta - (n - 1) * period;
+	n = pmuctx_count_periods(c, delta, period);
+	into_next = period - c->period_left;
 	c->freq_events = n * period;
 	now = ktime_get_ns();
 	dt = now - c->freq_stamp;

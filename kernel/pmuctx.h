@@ -679,21 +679,31 @@ extern unsigned int pmuctx_max_sample_freq;
 void pmuctx_freq_start(struct pmuctx_counter *c, u64 period);
 u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta);
 
+/*
+ * @delta reached the end of the current period: the periods of @period
+ * that ended in it, and @period_left of the next.
+ */
+static __always_inline u64 pmuctx_count_periods(struct pmuctx_counter *c,
+						u64 delta, u64 period)
+{
+	u64 n;
+
+	delta -= c->period_left;
+	n = 1 + div64_u64(delta, period);
+	c->period_left = period - (delta - (n - 1) * period);
+	return n;
+}
+
 static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
 						u64 delta)
 {
-	u64 period = c->attr.sample_period, n;
-
 	if (delta < c->period_left) {
 		c->period_left -= delta;
 		return 0;
 	}
 	if (unlikely(c->attr.flags & PMUCTX_ATTR_FREQ))
 		return pmuctx_freq_periods_ended(c, delta);
-	delta -= c->period_left;
-	n = 1 + div64_u64(delta, period);
-	c->period_left = period - (delta - (n - 1) * period);
-	return n;
+	return pmuctx_count_periods(c, delta, c->attr.sample_period);
 }
 
 /*

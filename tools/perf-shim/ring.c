@@ -58,6 +58,12 @@ static bool ring_len_ok(size_t len, size_t page)
 	return (data & (data - 1)) == 0;
 }
 
+void perf_page_init(struct perf_event_mmap_page *pg)
+{
+	pg->cap_bit0_is_deprecated = 1;
+	pg->size = offsetof(struct perf_event_mmap_page, __reserved);
+}
+
 static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, int prot)
 {
 	struct perf_event_mmap_page *pg;
@@ -85,12 +91,7 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, 
 		return NULL;
 	}
 	pg = header(r);
-	/*
-	 * No self-read through this page (index 0, no cap_user_rdpmc): the
-	 * count is read(), as on a PMU perf cannot read from user mode.
-	 */
-	pg->cap_bit0_is_deprecated = 1;
-	pg->size = offsetof(struct perf_event_mmap_page, __reserved);
+	perf_page_init(pg);
 	pg->data_offset = r->page;
 	pg->data_size = r->data_size;
 	return r;

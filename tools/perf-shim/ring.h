@@ -32,6 +32,12 @@ struct ring_format {
 struct perf_ring;
 
 /*
+ * perf's header page with no self-read (index 0, no cap_user_rdpmc): the
+ * count is read(), as on a PMU perf cannot read from user mode.
+ */
+void perf_page_init(struct perf_event_mmap_page *pg);
+
+/*
  * Map the ring for the program: the first call creates it (@len: 1 + 2^n
  * pages; read-only means perf's overwrite mode), later calls map the same
  * buffer and must ask for the same length.  Returns the address, or

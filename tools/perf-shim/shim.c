@@ -31,7 +31,6 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -861,16 +860,13 @@ SHIM_EXPORT int prctl(int option, ...)
  */
 static void *read_only_page(void *addr, size_t len, int prot, int flags)
 {
-	struct perf_event_mmap_page *pg;
 	void *p;
 
 	p = real_mmap(addr, len, prot | PROT_READ | PROT_WRITE,
 		      flags | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return p;
-	pg = p;
-	pg->cap_bit0_is_deprecated = 1;
-	pg->size = offsetof(struct perf_event_mmap_page, __reserved);
+	perf_page_init(p);
 	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE) &&
 	    mprotect(p, len, prot)) {
 		munmap(p, len);

@@ -171,23 +171,20 @@ static void emit_comm(struct sideband *sb, uint32_t pid, uint32_t tid, sideband_
 static void emit_map(struct sideband *sb, struct sideband_task *t, const char *line,
 		     sideband_emit_t emit, void *ctx)
 {
+	/* MMAP2's body; MMAP's is its start, the name right after pgoff */
 	struct {
 		uint32_t pid, tid;
 		uint64_t addr, len, pgoff;
 		uint32_t maj, min;
 		uint64_t ino, ino_generation;
 		uint32_t prot, flags;
-		char filename[4096];
-	} b2;
-	struct {
-		uint32_t pid, tid;
-		uint64_t addr, len, pgoff;
-		char filename[4096];
-	} b1;
+		char filename[4096 + 8];	/* NUL-padded to 8 bytes */
+	} b;
+	const size_t mmap_head = offsetof(typeof(b), maj);
 	const char *p = line, *name;
 	uint64_t start, end, pgoff, ino;
 	uint32_t maj, min, prot = 0, flags;
-	size_t len;
+	size_t len, padded;
 
 	start = hex(&p);
 	if (*p++ != '-')
@@ -216,37 +213,33 @@ static void emit_map(struct sideband *sb, struct sideband_task *t, const char *l
 	name = p;
 	len = strcspn(name, "\n");
 	/* files, and the vDSO; perf has nothing to resolve in other anonymous text */
-	if (!len || len >= sizeof(b2.filename) || (name[0] != '/' && strncmp(name, "[vdso]", len)))
+	if (!len || len >= sizeof(b.filename) - 8 ||
+	    (name[0] != '/' && strncmp(name, "[vdso]", len)))
 		return;
 	if (t->nr < SIDEBAND_RANGES) {
 		t->exec[t->nr].start = start;
 		t->exec[t->nr].end = end;
 		t->nr++;
 	}
+	memset(&b, 0, offsetof(typeof(b), filename));
+	b.pid = b.tid = t->pid;
+	b.addr = start;
+	b.len = end - start;
+	b.pgoff = pgoff;
+	b.maj = maj;
+	b.min = min;
+	b.ino = ino;
+	b.prot = prot;
+	b.flags = flags;
+	memcpy(b.filename, name, len);
+	memset(b.filename + len, 0, 8);
+	padded = (len + 8) & ~7UL;
 	if (sb->mmap2) {
-		memset(&b2, 0, offsetof(typeof(b2), filename));
-		b2.pid = b2.tid = t->pid;
-		b2.addr = start;
-		b2.len = end - start;
-		b2.pgoff = pgoff;
-		b2.maj = maj;
-		b2.min = min;
-		b2.ino = ino;
-		b2.prot = prot;
-		b2.flags = flags;
-		memcpy(b2.filename, name, len);
-		memset(b2.filename + len, 0, 8);
-		emit(ctx, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b2,
-		     offsetof(typeof(b2), filename) + ((len + 8) & ~7UL));
+		emit(ctx, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, &b,
+		     offsetof(typeof(b), filename) + padded);
 	} else {
-		b1.pid = b1.tid = t->pid;
-		b1.addr = start;
-		b1.len = end - start;
-		b1.pgoff = pgoff;
-		memcpy(b1.filename, name, len);
-		memset(b1.filename + len, 0, 8);
-		emit(ctx, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, &b1,
-		     offsetof(typeof(b1), filename) + ((len + 8) & ~7UL));
+		memmove((char *)&b + mmap_head, b.filename, padded);
+		emit(ctx, PERF_RECORD_MMAP, PERF_RECORD_MISC_USER, &b, mmap_head + padded);
 	}
 }
 
