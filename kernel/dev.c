@@ -73,7 +73,8 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	memset(&info, 0, sizeof(info));
 	info.size = min_t(u32, usize, sizeof(info));
 	info.abi_version = PMUCTX_ABI_VERSION;
-	info.features = PMUCTX_FEAT_SOFTWARE | PMUCTX_FEAT_SAMPLE_PERIOD;
+	info.features = PMUCTX_FEAT_SOFTWARE | PMUCTX_FEAT_SAMPLE_PERIOD |
+			PMUCTX_FEAT_SAMPLE_CPU;
 	info.nr_sw_events = PMUCTX_SW_MAX;
 	info.mux_interval_ms = READ_ONCE(pmuctx_mux_interval_ms);
 	if (hw) {

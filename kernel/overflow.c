@@ -71,6 +71,8 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		s->time = ktime_get_ns();
 		s->id = orig->id;
 		s->period = period;
+		s->cpu = smp_processor_id();
+		s->__reserved = 0;
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);

@@ -32,6 +32,8 @@
 #define PMUCTX_FEAT_SAMPLE_PERIOD (1ULL << 7)
 /* PMUCTX_ATTR_FREQ on hardware counters (the native backends). */
 #define PMUCTX_FEAT_FREQ	(1ULL << 8)
+/* struct pmuctx_sample has @cpu. */
+#define PMUCTX_FEAT_SAMPLE_CPU	(1ULL << 9)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -244,6 +246,9 @@ struct pmuctx_sample {
 	 * late or the counter was throttled).  Only with sample_size >= 40.
 	 */
 	__u64 period;
+	/* The CPU the overflow was taken on.  Only with sample_size >= 48. */
+	__u32 cpu;
+	__u32 __reserved;	/* 0 */
 };
 
 /* The size of struct pmuctx_sample before @period. */

@@ -7,6 +7,7 @@
  */
 #include <linux/perf_event.h>
 #include <math.h>
+#include <sched.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -335,6 +336,55 @@ TEST(overflow_signals_and_poll)
 	EXPECT_LE(1, sigs);
 	EXPECT_EQ(1, poll(&p, 1, 1000));
 	EXPECT_TRUE(p.revents & POLLIN);
+	close(fd);
+}
+
+/*
+ * Each sample names the CPU its overflow was taken on (perf's
+ * PERF_SAMPLE_CPU through the shim): one task moved from the last CPU to
+ * the first, each turn's samples all from the CPU it was pinned to.
+ */
+TEST(samples_name_their_cpu)
+{
+	struct pmuctx_sample buf[64];
+	struct pmuctx_samples_read sr;
+	int cpus = sysconf(_SC_NPROCESSORS_ONLN), turn, cpu, fd, i;
+	cpu_set_t set;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	if (!have_overflow())
+		SKIP(return, "no overflow samples on this backend (perf events)");
+	/* Cycles: the cycle counter overflows on time even in QEMU. */
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL,
+			     1 << 18, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	for (turn = 0; turn < 2; turn++) {
+		cpu = turn ? 0 : cpus - 1;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+		run_loop(4UL << 20);
+		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+		memset(buf, 0xa5, sizeof(buf));
+		memset(&sr, 0, sizeof(sr));
+		sr.size = sizeof(sr);
+		sr.sample_size = sizeof(buf[0]);
+		sr.nr = 64;
+		sr.samples = (uintptr_t)buf;
+		ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+		EXPECT_EQ(sizeof(buf[0]), sr.sample_size);
+		EXPECT_LE(2, sr.nr) TH_LOG("%u samples on CPU %d", sr.nr, cpu);
+		for (i = 0; i < (int)sr.nr; i++) {
+			EXPECT_EQ((uint32_t)cpu, buf[i].cpu) TH_LOG("sample %d", i);
+			EXPECT_EQ(0, buf[i].__reserved);
+		}
+	}
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < cpus; cpu++)
+		CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
 	close(fd);
 }
 
