@@ -171,8 +171,20 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 			m->route = PERF_MAP_KERNEL;
 			return;
 		}
-		refuse(m, EOPNOTSUPP, "pmuctx counts tasks (cpu -1), not CPUs: no -a/-C, no per-CPU task counts");
-		return;
+		if (cpu < -1) {
+			refuse(m, EINVAL, "no such CPU");
+			return;
+		}
+		if (pid == -1 || (flags & PERF_FLAG_PID_CGROUP)) {
+			refuse(m, EOPNOTSUPP, "pmuctx counts tasks, not CPUs: no -a/-C, no cgroups");
+			return;
+		}
+		/*
+		 * A task's event on one CPU: perf record's default opens one
+		 * per CPU.  The shim gives the task's whole count to the first
+		 * CPU's (shim.c).
+		 */
+		m->task_on_cpu = true;
 	}
 	if (flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) {
 		refuse(m, EINVAL, "PERF_FLAG_FD_NO_GROUP and PERF_FLAG_FD_OUTPUT are ring-buffer flags");

@@ -8,6 +8,7 @@
 #ifndef PMUCTX_PERF_ATTR_MAP_H
 #define PMUCTX_PERF_ATTR_MAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/perf_event.h>
 #include <linux/pmuctx.h>
@@ -27,6 +28,7 @@ struct perf_map {
 	char why_buf[256];		/* libpmuctx's own reason, when it has one */
 	struct pmuctx_attr attr;	/* PERF_MAP_PMUCTX: flags get no group gating here */
 	unsigned int open_flags;	/* PMUCTX_OPEN_* */
+	bool task_on_cpu;		/* a task's event on one CPU (pid >= 0, cpu >= 0) */
 };
 
 /* perf's read_format bits the shim serves (PERF_FORMAT_LOST reads as 0). */

@@ -28,6 +28,7 @@
 #include "pmuctx_abi.h"
 #include "ring.h"
 #include "sideband.h"
+#include "tracker.h"
 
 struct perf_ring {
 	unsigned char *base;	/* our view: the header page, then the data */
@@ -35,11 +36,13 @@ struct perf_ring {
 	size_t page;
 	uint64_t data_size;	/* a power of two; 0: the header page alone */
 	uint64_t head;		/* what we wrote: the program may scribble on data_head */
-	uint64_t module_lost;	/* the module's lost count, as last read */
 	uint64_t lost;		/* samples not yet reported in a LOST record */
 	bool overwrite;		/* mapped read-only: no data_tail, perf overwrites */
-	struct ring_format fmt;
+	int refs;		/* events whose records it takes: its own, SET_OUTPUT's */
+	int writing;		/* 1 while a drain writes: one at a time */
+	struct ring_format fmt;	/* its own event's: side-band and LOST records */
 	struct sideband *sb;	/* fmt.sideband: what the reader knows of the tasks */
+	struct tracker *tr;	/* fmt.sideband: the kernel's records, when it gave them */
 };
 
 static struct perf_event_mmap_page *header(struct perf_ring *r)
@@ -64,7 +67,8 @@ void perf_page_init(struct perf_event_mmap_page *pg)
 	pg->size = offsetof(struct perf_event_mmap_page, __reserved);
 }
 
-static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, int prot)
+static struct perf_ring *ring_create(const struct ring_format *fmt, struct tracker *tr,
+				     size_t len, int prot)
 {
 	struct perf_event_mmap_page *pg;
 	struct perf_ring *r;
@@ -72,23 +76,25 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->tr = tr;
 	r->page = sysconf(_SC_PAGESIZE);
 	r->len = len;
 	r->data_size = len - r->page;
 	r->overwrite = !(prot & PROT_WRITE);
+	r->refs = 1;
 	r->fmt = *fmt;
-	if (fmt->sideband) {
+	if (fmt->sideband && !tr) {
 		r->sb = sideband_create(fmt->mmap2);
 		if (!r->sb) {
 			free(r);
-			return NULL;
+			return NULL;	/* @tr stays the caller's */
 		}
 	}
 	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED) {
 		sideband_free(r->sb);
 		free(r);
-		return NULL;
+		return NULL;	/* @tr stays the caller's */
 	}
 	pg = header(r);
 	perf_page_init(pg);
@@ -97,24 +103,29 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, size_t len, 
 	return r;
 }
 
-void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt, void *addr,
-		    size_t len, int prot, int flags)
+void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt,
+		    struct tracker *tr, void *addr, size_t len, int prot, int flags)
 {
 	struct perf_ring *r = *ringp;
 	void *view;
 	int mflags = MREMAP_MAYMOVE;
 
 	if (!(flags & MAP_SHARED) || !ring_len_ok(len, sysconf(_SC_PAGESIZE))) {
+		tracker_close(tr);
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
 	if (r && r->len != len) {
+		tracker_close(tr);
 		errno = EINVAL;		/* perf: one buffer, one size */
 		return MAP_FAILED;
 	}
-	if (!r) {
-		r = ring_create(fmt, len, prot);
+	if (r) {
+		tracker_close(tr);
+	} else {
+		r = ring_create(fmt, tr, len, prot);
 		if (!r) {
+			tracker_close(tr);
 			errno = ENOMEM;
 			return MAP_FAILED;
 		}
@@ -137,12 +148,18 @@ void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt, voi
 	return view;
 }
 
+void perf_ring_get(struct perf_ring *r)
+{
+	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
+}
+
 void perf_ring_free(struct perf_ring *r)
 {
-	if (!r)
+	if (!r || __atomic_sub_fetch(&r->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	munmap(r->base, r->len);
 	sideband_free(r->sb);
+	tracker_close(r->tr);
 	free(r);
 }
 
@@ -195,11 +212,17 @@ static uint64_t tid_word(const struct pmuctx_sample *s)
 	return (uint64_t)s->tid << 32 | s->pid;
 }
 
+/* PERF_SAMPLE_CPU's word: { u32 cpu, res; } */
+static uint64_t cpu_word(const struct pmuctx_sample *s)
+{
+	return s->cpu;
+}
+
 /* The sample_id fields perf appends to a non-sample record (sample_id_all). */
-static size_t put_sample_id(const struct perf_ring *r, const struct pmuctx_sample *s,
+static size_t put_sample_id(const struct ring_format *fmt, const struct pmuctx_sample *s,
 			    uint64_t *w)
 {
-	uint64_t t = r->fmt.sample_type;
+	uint64_t t = fmt->sample_type;
 	size_t n = 0;
 
 	if (t & PERF_SAMPLE_TID)
@@ -210,20 +233,25 @@ static size_t put_sample_id(const struct perf_ring *r, const struct pmuctx_sampl
 		w[n++] = s->id;
 	if (t & PERF_SAMPLE_STREAM_ID)
 		w[n++] = s->id;
+	if (t & PERF_SAMPLE_CPU)
+		w[n++] = cpu_word(s);
 	if (t & PERF_SAMPLE_IDENTIFIER)
 		w[n++] = s->id;
 	return n;
 }
 
+/* The ring's own event reports what it lost, as perf's ring does. */
 static bool write_lost(struct perf_ring *r, const struct pmuctx_sample *s)
 {
+	struct pmuctx_sample own = *s;
 	uint64_t rec[16];
 	size_t n = 1;
 
+	own.id = r->fmt.id;
 	rec[n++] = r->fmt.id;
 	rec[n++] = r->lost;
 	if (r->fmt.sample_id_all)
-		n += put_sample_id(r, s, &rec[n]);
+		n += put_sample_id(&r->fmt, &own, &rec[n]);
 	if (!ring_write(r, PERF_RECORD_LOST, 0, rec, n))
 		return false;
 	r->lost = 0;
@@ -231,17 +259,18 @@ static bool write_lost(struct perf_ring *r, const struct pmuctx_sample *s)
 }
 
 /* x86_64 and arm64 alike: kernel addresses have the top bit set. */
-static uint16_t sample_mode(const struct perf_ring *r, uint64_t ip)
+static uint16_t sample_mode(const struct ring_format *fmt, uint64_t ip)
 {
-	if (r->fmt.kernel_excluded || !(ip >> 63))
+	if (fmt->kernel_excluded || !(ip >> 63))
 		return PERF_RECORD_MISC_USER;
 	return PERF_RECORD_MISC_KERNEL;
 }
 
 /* perf's PERF_RECORD_SAMPLE layout, for the bits RING_SAMPLE_TYPES allows. */
-static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
+static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
+			 const struct pmuctx_sample *s)
 {
-	uint64_t t = r->fmt.sample_type, rec[16];
+	uint64_t t = fmt->sample_type, rec[16];
 	size_t n = 1;
 
 	if (t & PERF_SAMPLE_IDENTIFIER)
@@ -256,10 +285,12 @@ static bool write_sample(struct perf_ring *r, const struct pmuctx_sample *s)
 		rec[n++] = s->id;
 	if (t & PERF_SAMPLE_STREAM_ID)
 		rec[n++] = s->id;
+	if (t & PERF_SAMPLE_CPU)
+		rec[n++] = cpu_word(s);
 	/* the events it stands for: periods a late or throttled one covers */
 	if (t & PERF_SAMPLE_PERIOD)
-		rec[n++] = s->period ?: r->fmt.period;
-	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(r, s->ip), rec, n);
+		rec[n++] = s->period ?: fmt->period;
+	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(fmt, s->ip), rec, n);
 }
 
 /* A side-band record for the sample it precedes (sideband.c). */
@@ -279,19 +310,47 @@ static bool write_sideband(void *ctx, uint32_t type, uint16_t misc, const void *
 		return false;
 	memcpy(&rec[1], body, bytes);
 	if (c->r->fmt.sample_id_all)
-		n += put_sample_id(c->r, &c->s, &rec[n]);
+		n += put_sample_id(&c->r->fmt, &c->s, &rec[n]);
 	return ring_write(c->r, type, misc, rec, n);
+}
+
+/* A record the kernel wrote for the tracker's dummy events, as the ring's own event's. */
+static bool write_tracked(void *ctx, uint32_t type, uint16_t misc, const void *body,
+			  size_t bytes, const struct tracker_id *id)
+{
+	struct perf_ring *r = ctx;
+	struct pmuctx_sample s = {
+		.pid = id->pid, .tid = id->tid, .time = id->time, .id = r->fmt.id, .cpu = id->cpu,
+	};
+	uint64_t rec[1 + (4096 + 128) / 8 + 8];
+	size_t n = 1 + bytes / 8;
+
+	if (bytes % 8 || bytes > 4096 + 128)
+		return true;	/* not a record perf's kernel writes: dropped */
+	memcpy(&rec[1], body, bytes);
+	if (type == PERF_RECORD_LOST && bytes >= 16)
+		rec[1] = r->fmt.id;
+	if (r->fmt.sample_id_all)
+		n += put_sample_id(&r->fmt, &s, &rec[n]);
+	return ring_write(r, type, misc, rec, n);
 }
 
 #define DRAIN_BATCH 32
 
-int perf_ring_drain(struct perf_ring *r, int fd)
+int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
+		    uint64_t *module_lostp)
 {
 	struct pmuctx_sample s[DRAIN_BATCH];
 	struct pmuctx_samples_read req;
-	uint64_t module_lost = r->module_lost, head = r->head;
+	uint64_t module_lost = *module_lostp, head;
 	unsigned int i;
 
+	if (__atomic_exchange_n(&r->writing, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	head = r->head;
+	/* what the kernel wrote before this drain's samples were taken */
+	if (r->tr)
+		tracker_drain(r->tr, write_tracked, r);
 	for (;;) {
 		memset(s, 0, sizeof(s));
 		memset(&req, 0, sizeof(req));
@@ -309,14 +368,16 @@ int perf_ring_drain(struct perf_ring *r, int fd)
 				r->lost++;
 				continue;
 			}
-			if (r->sb && sample_mode(r, s[i].ip) == PERF_RECORD_MISC_USER) {
+			if (r->sb && sample_mode(fmt, s[i].ip) == PERF_RECORD_MISC_USER) {
 				struct sideband_ctx c = { r, s[i] };
 
+				/* the ring's own event writes them, as perf's tracking event */
+				c.s.id = r->fmt.id;
 				c.s.time--;
 				sideband_before_sample(r->sb, s[i].pid, s[i].tid, s[i].ip,
 						       write_sideband, &c);
 			}
-			if (!write_sample(r, &s[i]))
+			if (!write_sample(r, fmt, &s[i]))
 				r->lost++;
 		}
 		if (req.nr < DRAIN_BATCH)
@@ -326,11 +387,13 @@ int perf_ring_drain(struct perf_ring *r, int fd)
 	 * The module drops a sample when its own ring is full: after every
 	 * sample still in it then, so after every one read here.
 	 */
-	if (module_lost > r->module_lost) {
-		r->lost += module_lost - r->module_lost;
-		r->module_lost = module_lost;
+	if (module_lost > *module_lostp) {
+		r->lost += module_lost - *module_lostp;
+		*module_lostp = module_lost;
 	}
 	if (r->data_size)
 		__atomic_store_n(&header(r)->data_head, r->head, __ATOMIC_RELEASE);
-	return r->head != head;
+	head = r->head != head;
+	__atomic_store_n(&r->writing, 0, __ATOMIC_RELEASE);
+	return head;
 }

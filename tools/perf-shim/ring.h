@@ -16,7 +16,7 @@
 /* The sample_type bits a pmuctx sample can fill, in perf's record order. */
 #define RING_SAMPLE_TYPES (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
-			   PERF_SAMPLE_PERIOD)
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 
 /* What every record of one event carries: fixed at perf_event_open. */
 struct ring_format {
@@ -30,6 +30,7 @@ struct ring_format {
 };
 
 struct perf_ring;
+struct tracker;
 
 /*
  * perf's header page with no self-read (index 0, no cap_user_rdpmc): the
@@ -40,20 +41,31 @@ void perf_page_init(struct perf_event_mmap_page *pg);
 /*
  * Map the ring for the program: the first call creates it (@len: 1 + 2^n
  * pages; read-only means perf's overwrite mode), later calls map the same
- * buffer and must ask for the same length.  Returns the address, or
- * MAP_FAILED with errno.
+ * buffer and must ask for the same length.  @tr (or NULL): the kernel's
+ * side-band records for a new ring, which takes it; otherwise it is
+ * closed.  Returns the address, or MAP_FAILED with errno.
  */
-void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt, void *addr,
-		    size_t len, int prot, int flags);
+void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt,
+		    struct tracker *tr, void *addr, size_t len, int prot, int flags);
 
 /*
- * Move @fd's waiting pmuctx samples into @ring as perf records and publish
- * them in data_head; nonzero when it wrote a record.  Async-signal-safe;
- * the caller keeps one drain per ring at a time.
+ * Move @fd's waiting pmuctx samples into @ring as perf records of the
+ * event of format @fmt (the ring's own, or one redirected to it with
+ * PERF_EVENT_IOC_SET_OUTPUT), and publish them in data_head; nonzero
+ * when it wrote a record.  *@module_lost: the module's lost count of @fd
+ * as last read.  Async-signal-safe; a drain that finds another writing
+ * the ring leaves its samples in the module for the next.
  */
-int perf_ring_drain(struct perf_ring *ring, int fd);
+int perf_ring_drain(struct perf_ring *ring, int fd, const struct ring_format *fmt,
+		    uint64_t *module_lost);
 
-/* The ring's own mapping goes; the program's mappings stay theirs. */
+/* One more event writes into @ring (SET_OUTPUT). */
+void perf_ring_get(struct perf_ring *ring);
+
+/*
+ * An event no longer writes into @ring; with the last, the ring's own
+ * mapping goes (the program's mappings stay theirs).
+ */
 void perf_ring_free(struct perf_ring *ring);
 
 #endif

@@ -48,6 +48,7 @@
 #include "pmuctx_events.h"
 #include "ring.h"
 #include "signals.h"
+#include "tracker.h"
 
 _Static_assert(PERF_FORMAT_TOTAL_TIME_ENABLED == PMUCTX_FORMAT_TOTAL_TIME_ENABLED &&
 	       PERF_FORMAT_TOTAL_TIME_RUNNING == PMUCTX_FORMAT_TOTAL_TIME_RUNNING &&
@@ -64,12 +65,23 @@ struct shim_event {
 	bool own_on;		/* perf's enable state of the event itself */
 	bool on_exec;		/* disabled until exec: pmuctx's ENABLE_ON_EXEC holds it */
 	bool inherit;
+	/*
+	 * A task's event on a CPU other than the first (perf record's
+	 * default opens one per CPU): pmuctx counts the task wherever it
+	 * runs, on the first CPU's event; this one stays disabled in pmuctx
+	 * and reads 0.
+	 */
+	bool idle;
 	/* sampling events (sample_period): perf's ring once mapped */
 	bool sampling;
 	struct ring_format fmt;
+	/* its own ring, or the one SET_OUTPUT sent its records to */
 	struct perf_ring *ring;	/* set under table_lock, read by drains without it */
 	int ring_busy;		/* 1 while a drain or the event's end holds the ring */
 	int poll_pending;	/* records written since the last poll said so */
+	bool ring_is_output;	/* @ring is another event's (SET_OUTPUT) */
+	struct tracker_want want;	/* fmt.sideband: the kernel's records (tracker.c) */
+	uint64_t module_lost;	/* the module's lost count, as the last drain read it */
 };
 
 /* Taken with shim_lock(): every signal blocked (signals.h). */
@@ -105,6 +117,8 @@ static int debug;
  * then the same size in both, and so are its startup's counts.
  */
 static bool route_kernel;
+/* PMUCTX_PERF_SIDEBAND=proc: side-band records from /proc, never the kernel's */
+static bool sideband_proc;
 
 /*
  * Other libraries' constructors may read() before ours runs: every
@@ -137,6 +151,8 @@ static void shim_init(void)
 	real_epoll_pwait = (int (*)(int, struct epoll_event *, int, int, const sigset_t *))
 		dlsym(RTLD_NEXT, "epoll_pwait");
 	debug = getenv("PMUCTX_PERF_DEBUG") != NULL;
+	sideband_proc = getenv("PMUCTX_PERF_SIDEBAND") &&
+			!strcmp(getenv("PMUCTX_PERF_SIDEBAND"), "proc");
 	route_kernel = getenv("PMUCTX_PERF_ROUTE") && !strcmp(getenv("PMUCTX_PERF_ROUTE"), "kernel");
 	__atomic_store_n(&real_read, (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read"),
 			 __ATOMIC_RELEASE);
@@ -195,7 +211,7 @@ static void drain_event(struct shim_event *ev)
 	if (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	r = __atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE);
-	if (r && perf_ring_drain(r, ev->fd))
+	if (r && perf_ring_drain(r, ev->fd, &ev->fmt, &ev->module_lost))
 		__atomic_store_n(&ev->poll_pending, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
 }
@@ -231,7 +247,7 @@ void shim_drain_signalled(const siginfo_t *info)
 		drain_all();
 }
 
-/* The event ends: its ring goes once no drain holds it. */
+/* The event ends: its hold on its ring goes once no drain of it runs. */
 static void release_ring(struct shim_event *ev)
 {
 	struct perf_ring *r = __atomic_exchange_n(&ev->ring, NULL, __ATOMIC_ACQ_REL);
@@ -274,6 +290,8 @@ static int perf_errno(int err)
 
 static void set_counting(int fd, bool on)
 {
+	if (lookup(fd) && lookup(fd)->idle)
+		return;
 	real_ioctl(fd, on ? PMUCTX_IOC_ENABLE : PMUCTX_IOC_DISABLE, 0);
 }
 
@@ -292,7 +310,8 @@ static void apply_group(int leader)
 	bool on_seen = false, off_seen = false;
 	int fd;
 
-	if (!l || l->on_exec)
+	/* an idle event's group is idle: it shares the leader's CPU */
+	if (!l || l->on_exec || l->idle)
 		return;
 	for (fd = 0; fd < table_len; fd++) {
 		struct shim_event *ev = table[fd];
@@ -320,12 +339,57 @@ static void apply_group(int leader)
 	}
 }
 
+/*
+ * The CPU whose event carries a task's count when a program opens the
+ * task's event once per CPU: the first online one, which every such
+ * program (perf record, perf top -p) opens.
+ */
+static int first_cpu(void)
+{
+	static int first = -1;
+	int cpu = __atomic_load_n(&first, __ATOMIC_RELAXED);
+	char buf[64];
+	ssize_t n;
+	int fd;
+
+	if (cpu >= 0)
+		return cpu;
+	cpu = 0;
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = real_read(fd, buf, sizeof(buf) - 1);
+		if (n > 0) {
+			buf[n] = 0;
+			cpu = atoi(buf);
+		}
+		real_close(fd);
+	}
+	__atomic_store_n(&first, cpu, __ATOMIC_RELAXED);
+	return cpu;
+}
+
+/* The loaded module's PMUCTX_FEAT_* (0 when there is none). */
+static uint64_t module_features(void)
+{
+	static uint64_t features;
+	static bool known;
+	struct pmuctx_info info;
+
+	if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+		if (!pmuctx_get_info(&info))
+			__atomic_store_n(&features, info.features, __ATOMIC_RELAXED);
+		__atomic_store_n(&known, true, __ATOMIC_RELEASE);
+	}
+	return __atomic_load_n(&features, __ATOMIC_RELAXED);
+}
+
 static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int group_fd,
 		      unsigned long flags)
 {
 	struct perf_event_attr pa;
 	struct shim_event *ev, *leader = NULL;
 	struct perf_map m;
+	bool idle;
 	__u32 size;
 	int fd, err;
 
@@ -351,6 +415,18 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	}
 	memcpy(&pa, uattr, size);
 	perf_map_attr(&pa, pid, cpu, flags, evdb_get, &m);
+	if (m.route == PERF_MAP_PMUCTX && m.task_on_cpu && cpu >= sysconf(_SC_NPROCESSORS_CONF)) {
+		m.route = PERF_MAP_REFUSED;
+		m.err = EINVAL;
+		m.why = "no such CPU";
+	}
+	idle = m.route == PERF_MAP_PMUCTX && m.task_on_cpu && cpu != first_cpu();
+	if (m.route == PERF_MAP_PMUCTX && (pa.sample_type & PERF_SAMPLE_CPU) &&
+	    !(module_features() & PMUCTX_FEAT_SAMPLE_CPU)) {
+		m.route = PERF_MAP_REFUSED;
+		m.err = EOPNOTSUPP;
+		m.why = "this pmuctx module's samples do not name their CPU";
+	}
 
 	if (group_fd != -1) {
 		leader = lookup(group_fd);
@@ -359,6 +435,10 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 			m.route = PERF_MAP_REFUSED;
 			m.err = EINVAL;
 			m.why = "group mixes a pmuctx counter with a kernel perf event";
+		} else if (leader && leader->idle != idle) {
+			m.route = PERF_MAP_REFUSED;
+			m.err = EINVAL;
+			m.why = "a group's events are on one CPU";
 		}
 	}
 	if (m.route == PERF_MAP_KERNEL) {
@@ -388,6 +468,13 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	ev->fmt.kernel_excluded = pa.exclude_kernel;
 	ev->fmt.sideband = pa.mmap || pa.mmap2 || pa.comm;
 	ev->fmt.mmap2 = pa.mmap2;
+	ev->want.pid = pid;
+	ev->want.inherit = pa.inherit;
+	ev->want.mmap = pa.mmap;
+	ev->want.mmap2 = pa.mmap2;
+	ev->want.comm = pa.comm;
+	ev->want.comm_exec = pa.comm_exec;
+	ev->want.task = pa.task;
 	ev->on_exec = pa.disabled && pa.enable_on_exec;
 	/*
 	 * pmuctx's own state: a leader's is perf's; a member counts only
@@ -408,6 +495,13 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 		m.attr.flags |= PMUCTX_ATTR_DISABLED;
 		if (ev->on_exec && leader->own_on)
 			m.attr.flags |= PMUCTX_ATTR_ENABLE_ON_EXEC;
+	}
+	if (idle) {
+		/* the first CPU's event counts the task; pmuctx never enables this one */
+		m.attr.flags |= PMUCTX_ATTR_DISABLED;
+		m.attr.flags &= ~(__u64)PMUCTX_ATTR_ENABLE_ON_EXEC;
+		ev->idle = true;
+		ev->on_exec = false;
 	}
 
 	fd = pmuctx_counter_open(&m.attr, pid, leader ? group_fd : -1, m.open_flags);
@@ -572,6 +666,60 @@ static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 	return 0;
 }
 
+/*
+ * PERF_EVENT_IOC_SET_OUTPUT: @ev's records go to @out_fd's ring (-1: to
+ * none), perf's rules: the event has no mapping of its own, @out_fd is a
+ * sampling event of the same CPU with a ring.  perf record sends every
+ * event of a CPU (or of a thread, --per-thread) to one ring.
+ */
+static int shim_set_output(struct shim_event *ev, int out_fd)
+{
+	struct shim_event *out = out_fd == -1 ? NULL : lookup(out_fd);
+	struct perf_ring *r = NULL;
+	sigset_t saved;
+	int err = 0;
+
+	if (out_fd != -1 && !out) {
+		/* a kernel perf event's ring, or no event at all */
+		errno = EINVAL;
+		return -1;
+	}
+	shim_lock(&table_lock, &saved);
+	if (out == ev) {
+		err = EINVAL;		/* perf: no circle */
+	} else if (ev->ring && !ev->ring_is_output) {
+		err = EBUSY;		/* perf: the event's own ring is mapped */
+	} else if (out && (!ev->sampling || !out->ring || out->idle != ev->idle)) {
+		err = EINVAL;
+	} else {
+		r = __atomic_exchange_n(&ev->ring, NULL, __ATOMIC_ACQ_REL);
+		if (r)
+			__atomic_sub_fetch(&rings, 1, __ATOMIC_RELEASE);
+		ev->ring_is_output = false;
+		if (out) {
+			perf_ring_get(out->ring);
+			ev->ring_is_output = true;
+			__atomic_store_n(&ev->ring, out->ring, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&rings, 1, __ATOMIC_RELEASE);
+		}
+	}
+	shim_unlock(&table_lock, &saved);
+	if (r) {
+		while (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
+			sched_yield();
+		perf_ring_free(r);
+		__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
+	}
+	/* what it sampled before is the new ring's too */
+	if (out && !err)
+		drain_event(ev);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
 static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsigned long arg)
 {
 	switch (request) {
@@ -602,11 +750,7 @@ static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsi
 	case PERF_EVENT_IOC_ID:
 		return real_ioctl(fd, PMUCTX_IOC_ID, arg);
 	case PERF_EVENT_IOC_SET_OUTPUT:
-		/* -1 undoes a redirection, of which there is none: no ring buffer */
-		if ((int)arg == -1)
-			return 0;
-		errno = EINVAL;
-		return -1;
+		return shim_set_output(ev, (int)arg);
 	case PERF_EVENT_IOC_PERIOD:
 	case PERF_EVENT_IOC_SET_FILTER:
 	case PERF_EVENT_IOC_PAUSE_OUTPUT:
@@ -886,6 +1030,7 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 	sigset_t saved;
 	struct shim_event *ev = (flags & MAP_ANONYMOUS) ? NULL : lookup(fd);
 	struct perf_ring *had, *r;
+	struct tracker *tr = NULL;
 	void *p;
 
 	shim_init();
@@ -909,17 +1054,27 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 			p = read_only_page(addr, len, prot, flags);
 		return p;
 	}
+	/* an idle event has no samples to describe */
+	if (!__atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE) && ev->fmt.sideband && !ev->idle &&
+	    !sideband_proc) {
+		tr = tracker_open(&ev->want);
+		if (!tr)
+			shim_debug("fd %d: no dummy events for side-band records (%s): /proc\n", fd,
+				   strerror(errno));
+	}
 	shim_lock(&table_lock, &saved);
 	had = r = ev->ring;
-	p = perf_ring_map(&r, &ev->fmt, addr, len, prot, flags);
+	p = perf_ring_map(&r, &ev->fmt, tr, addr, len, prot, flags);
 	if (p != MAP_FAILED && !had) {
 		__atomic_store_n(&ev->ring, r, __ATOMIC_RELEASE);
 		__atomic_add_fetch(&rings, 1, __ATOMIC_RELEASE);
 	}
 	shim_unlock(&table_lock, &saved);
 	/* samples taken before the mapping are perf's too: they wait in the module */
-	if (p != MAP_FAILED && !had)
+	if (p != MAP_FAILED && !had) {
+		shim_signals_end_reading();
 		drain_event(ev);
+	}
 	return p;
 }
 

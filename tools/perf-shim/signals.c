@@ -8,6 +8,13 @@
  * calls the program's.  The program sees its own handler in sigaction()
  * and signal(), before and after; the kernel sees the wrapper, with the
  * program's mask and flags (SA_SIGINFO added).
+ *
+ * Any other signal the program handles may end its reading: perf record's
+ * SIGCHLD handler says the command is done, and perf then reads its rings
+ * a last time, without a poll.  So once a ring is mapped, every signal
+ * the program catches writes the samples first, as those of the
+ * descriptors do (the faults excepted: they are the program's own
+ * instructions, not news).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -26,7 +33,8 @@
  * @wrapped is set and read after it.
  */
 struct announced {
-	bool announces;		/* some sampling descriptor sends it */
+	bool announces;		/* some sampling descriptor sends it, or a ring is mapped */
+	bool from_fd;		/* a descriptor's: its si_code and si_fd name it */
 	bool wrapped;		/* the kernel has our wrapper for it */
 	struct sigaction act;	/* the program's action while wrapped */
 };
@@ -72,7 +80,7 @@ static void wrapper(int sig, siginfo_t *info, void *uc)
 	int saved = errno, flags;
 	void *handler;
 
-	shim_drain_signalled(info);
+	shim_drain_signalled(a->from_fd ? info : NULL);
 	errno = saved;
 	if (!__atomic_load_n(&a->wrapped, __ATOMIC_ACQUIRE))
 		return;
@@ -103,17 +111,17 @@ static int wrap_locked(int sig, const struct sigaction *act)
 	return 0;
 }
 
-void shim_signal_announces_samples(int sig)
+static void announce(int sig, bool from_fd)
 {
 	struct sigaction cur;
 	sigset_t saved;
 
 	signals_init();
-	if (!sig)
-		sig = SIGIO;
 	if (sig <= 0 || sig >= NSIG)
 		return;
 	shim_lock(&sig_lock, &saved);
+	if (from_fd)
+		__atomic_store_n(&sigs[sig].from_fd, true, __ATOMIC_RELEASE);
 	if (!sigs[sig].announces) {
 		sigs[sig].announces = true;
 		/* a handler the program installed before: wrap it now */
@@ -121,6 +129,28 @@ void shim_signal_announces_samples(int sig)
 			wrap_locked(sig, &cur);
 	}
 	shim_unlock(&sig_lock, &saved);
+}
+
+void shim_signal_announces_samples(int sig)
+{
+	announce(sig ? sig : SIGIO, true);
+}
+
+void shim_signals_end_reading(void)
+{
+	static bool done;
+	int sig;
+
+	if (__atomic_exchange_n(&done, true, __ATOMIC_ACQ_REL))
+		return;
+	for (sig = 1; sig < NSIG; sig++) {
+		switch (sig) {
+		case SIGKILL: case SIGSTOP:
+		case SIGSEGV: case SIGBUS: case SIGILL: case SIGFPE: case SIGTRAP: case SIGSYS:
+			continue;
+		}
+		announce(sig, false);
+	}
 }
 
 SHIM_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oact)

@@ -14,6 +14,12 @@
 void shim_signal_announces_samples(int sig);
 
 /*
+ * A ring is mapped: from now on every signal the program catches writes
+ * the samples into the rings before its handler runs.
+ */
+void shim_signals_end_reading(void);
+
+/*
  * The library's locks are held with every signal blocked: a program's
  * overflow handler (PAPI's) calls ioctl, close and sigaction, which take
  * them too, and may interrupt its thread while that holds one.

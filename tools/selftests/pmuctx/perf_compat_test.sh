@@ -9,28 +9,7 @@
 # same environment, and perf_loop's two instructions per iteration must
 # show exactly.  scripts/vm-run --pmu --perf carries perf and its
 # libraries into the VM; without them every test is skipped.  TAP output.
-P=${PMUCTX:-pmuctx}
-T=${TMPDIR:-/tmp}/perf_compat_test.$$
-LOOP=$(dirname "$0")/perf_loop
-mkdir -p "$T"
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $1"; }
-check() { if eval "$2"; then ok "$1"; else notok "$1"; sed 's/^/# /' "$T/err" 2>/dev/null | head -20; fi; }
-
-echo "TAP version 13"
-if ! command -v perf >/dev/null || ! $P exec -- true 2>/dev/null; then
-	echo "1..0 # SKIP no perf or no libpmuctx-perf.so here (scripts/vm-run --perf)"
-	exit 0
-fi
-backend=$($P info | sed -n 's/^backend: *//p')
-case $backend in
-intel-perfmon*|armv8*) ;;
-*) echo "1..0 # SKIP backend '$backend': perf_compat_test needs a hardware backend (the x86_64 PMU lane, arm64)"; exit 0 ;;
-esac
-# exact user-mode counts need the same addresses in every run
-aslr=$(cat /proc/sys/kernel/randomize_va_space)
-echo 0 > /proc/sys/kernel/randomize_va_space
+. "$(dirname "$0")/perf_tap.sh"
 
 # field F of perf's (or pmuctx stat's) -x, line for EVENT
 field() {	# FILE EVENT F
@@ -227,58 +206,6 @@ $P exec -- perf stat -x, -o "$T/cpu" -a -e instructions -- "$LOOP" 1000 > "$T/ou
 check "perf stat -a: instructions is <not supported> ($(field "$T/cpu" instructions 1))" \
 	"[ \"\$(field '$T/cpu' instructions 1)\" = '<not supported>' ]"
 
-# ---- perf record and perf report ----
-# Samples through the shim's ring, COMM and MMAP2 records from /proc
-# (sideband.c).  pmuctx counts tasks, not CPUs: --per-thread (perf's
-# default opens the event on every CPU, which the shim refuses).
-# rec_report NAME TURNS ARGS...: perf record ARGS of perf_loop TURNS (2 TURNS
-# + 20,000 user instructions), then perf report's sample count, event count, and
-# its top line's share, command, object and symbol.  On arm64 the cycle
-# counter (a cycle an instruction under -icount): QEMU raises an event
-# counter's overflow only at the next change of exception level, so its
-# samples would name the system call that ends the loop, and perf record
-# -c writes no PERIOD (a late sample would count one period).
-rec_event=instructions:u
-[ "$(uname -m)" = aarch64 ] && rec_event=cycles:u
-rec_report() {
-	name=$1
-	turns=$2
-	shift 2
-	$P exec -- perf record --per-thread -e $rec_event -o "$T/$name.data" "$@" \
-		-- "$LOOP" "$turns" > "$T/rec" 2> "$T/err"
-	rc=$?
-	perf report -i "$T/$name.data" --stdio -F overhead,comm,dso,sym > "$T/rep" 2>> "$T/err"
-	samples=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/rep")
-	count=$(sed -n 's/^# Event count (approx\.): \([0-9]*\)$/\1/p' "$T/rep")
-	top=$(grep -m1 '%' "$T/rep" | grep -v '^#' | tr -s ' ')
-	share=$(echo "$top" | sed -n 's/^ *\([0-9]*\)\..*%.*/\1/p')
-}
-rec_report period 3000000 -c 100000
-check "perf record -c 100000 through the shim exits 0 (exit $rc)" "[ $rc -eq 0 ]"
-# one sample a period on x86; on arm64 now and then one interrupt stands
-# for two periods (perf_sampling), and perf counts each sample as one
-if [ "$(uname -m)" = aarch64 ]; then
-	check "perf report: up to 60 samples of 100000 ($samples samples, $count events)" \
-		"[ '${samples:-0}' -ge 30 ] && [ '$samples' -le 60 ] && [ '$count' = \$(($samples * 100000)) ]"
-else
-	check "perf report: 60 samples of 100000 ($samples samples, $count events)" \
-		"[ '$samples' = 60 ] && [ '$count' = 6000000 ]"
-fi
-check "perf report names perf_loop's main, with most of the events ($top)" \
-	"echo '$top' | grep -q ' perf_loop perf_loop \[\.\] main' && [ '${share:-0}' -ge 90 ]"
-# 60 ms of the loop at 1000 a second: ~60 periods near 10^6 (the start
-# of the program, the loader's, takes about one), their events most of
-# the count (what ran after the last sample is in none)
-rec_report freq 30000000 -F 1000
-check "perf record -F 1000 through the shim exits 0 (exit $rc)" "[ $rc -eq 0 ]"
-check "perf report: frequency sampling's periods add up to most of the count ($samples samples, $count events)" \
-	"[ '${samples:-0}' -ge 30 ] && [ '${count:-0}' -ge 50000000 ] && [ '${count:-0}' -le 60100000 ]"
-check "perf report names perf_loop's main ($top)" \
-	"echo '$top' | grep -q ' perf_loop perf_loop \[\.\] main' && [ '${share:-0}' -ge 90 ]"
-$P exec -- perf record -e instructions:u -o "$T/cpu.data" -- "$LOOP" 1000 > "$T/rec" 2> "$T/err"
-rc=$?
-check "perf record without --per-thread (an event on each CPU) fails (exit $rc)" "[ $rc -ne 0 ]"
-
 # ---- what perf stat does not do: our own clients' TAP, renumbered ----
 client() {	# client NAME: run it through the shim, its checks as ours
 	$P exec -- "$(dirname "$0")/$1" > "$T/client" 2> "$T/err"
@@ -313,7 +240,4 @@ if [ -w $H ]; then
 fi
 unset PMUCTX_EXPECT_RDPMC
 
-echo "$aslr" > /proc/sys/kernel/randomize_va_space
-rm -rf "$T"
-echo "1..$n"
-[ $fail -eq 0 ]
+perf_tap_end

@@ -179,7 +179,14 @@ static void targets_and_modes(void)
 	perf_map_attr(&pa, -1, 0, 0, skx_get, &m);
 	ok(is_refused(&m, EOPNOTSUPP), "a CPU-wide hardware event (pid -1, cpu 0): EOPNOTSUPP");
 	perf_map_attr(&pa, 0, 1, 0, skx_get, &m);
-	ok(is_refused(&m, EOPNOTSUPP), "a task on one CPU (pid 0, cpu 1): EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX && m.task_on_cpu,
+	   "a task on one CPU (pid 0, cpu 1, perf record's default): pmuctx's, marked per CPU");
+	perf_map_attr(&pa, 0, -1, 0, skx_get, &m);
+	ok(m.route == PERF_MAP_PMUCTX && !m.task_on_cpu, "a task anywhere (pid 0, cpu -1): not per CPU");
+	perf_map_attr(&pa, 0, -2, 0, skx_get, &m);
+	ok(is_refused(&m, EINVAL), "cpu -2: EINVAL");
+	perf_map_attr(&pa, 0, 0, PERF_FLAG_PID_CGROUP, skx_get, &m);
+	ok(is_refused(&m, EOPNOTSUPP), "a cgroup on a CPU: EOPNOTSUPP");
 	perf_map_attr(&pa, 1234, -1, 0, skx_get, &m);
 	ok(m.route == PERF_MAP_PMUCTX, "another task (pid 1234, cpu -1): pmuctx's (its attach policy decides)");
 	perf_map_attr(&pa, 0, -1, PERF_FLAG_FD_OUTPUT, skx_get, &m);

@@ -1,0 +1,138 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Debian's perf record and perf report (linux-perf 6.1, unmodified) on
+# pmuctx through libpmuctx-perf.so: samples through the shim's ring, COMM
+# and MMAP2 records from /proc (sideband.c), perf's default of one event
+# per CPU (the first CPU's carries the task: shim.c), several events in
+# one ring (PERF_EVENT_IOC_SET_OUTPUT) and each sample's CPU.  TAP output.
+. "$(dirname "$0")/perf_tap.sh"
+
+# rec_report NAME 'TURNS [CHILDREN]' ARGS...: perf record ARGS of perf_loop
+# TURNS (2 TURNS + 20,000 user instructions, in each of 1 + CHILDREN
+# processes), then perf report's sample count, event count, and its top
+# line's share, command, object and symbol.  $pin runs before perf
+# (taskset), $wrap before perf_loop, $sort is perf report's sort order.  On arm64 the cycle
+# counter (a cycle an instruction under -icount): QEMU raises an event
+# counter's overflow only at the next change of exception level, so its
+# samples would name the system call that ends the loop, and perf record
+# -c writes no PERIOD (a late sample would count one period).
+rec_event=instructions:u
+rec_other=cycles:u
+if [ "$(uname -m)" = aarch64 ]; then
+	rec_event=cycles:u
+	rec_other=instructions:u
+fi
+# With more CPUs than one, everything runs on the last: icount is one
+# count for every vCPU, so what perf does on another CPU would show in
+# the loop's instructions.  The task's events of the other CPUs (the
+# first one's among them) then see it run elsewhere.
+cpus=$(nproc)
+last=$((cpus - 1))
+pin=
+[ "$cpus" -gt 1 ] && pin="taskset -c $last"
+sort=
+wrap=
+rec_report() {
+	name=$1
+	turns=$2
+	shift 2
+	$pin $P exec -- perf record "$@" -o "$T/$name.data" -- $wrap "$LOOP" $turns \
+		> "$T/rec" 2> "$T/err"
+	rc=$?
+	perf report -i "$T/$name.data" --stdio ${sort:--F overhead,comm,dso,sym} \
+		> "$T/rep" 2>> "$T/err"
+	samples=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/rep" | head -1)
+	count=$(sed -n 's/^# Event count (approx\.): \([0-9]*\)$/\1/p' "$T/rep" | head -1)
+	top=$(grep -m1 '%' "$T/rep" | grep -v '^#' | tr -s ' ')
+	share=$(echo "$top" | sed -n 's/^ *\([0-9]*\)\..*%.*/\1/p')
+}
+# the first event's 60 samples of 100000 (3,000,000 turns): exact on x86;
+# on arm64 now and then one interrupt stands for two periods
+# (perf_sampling), and perf counts each sample as one
+check_period_samples() {	# WHAT
+	if [ "$(uname -m)" = aarch64 ]; then
+		check "$1: up to 60 samples of 100000 ($samples samples, $count events)" \
+			"[ '${samples:-0}' -ge 30 ] && [ '$samples' -le 60 ] && [ '$count' = \$(($samples * 100000)) ]"
+	else
+		check "$1: 60 samples of 100000 ($samples samples, $count events)" \
+			"[ '$samples' = 60 ] && [ '$count' = 6000000 ]"
+	fi
+}
+check_main() {	# WHAT
+	check "$1: perf report names perf_loop's main, with most of the events ($top)" \
+		"echo '$top' | grep -q ' perf_loop perf_loop \[\.\] main' && [ '${share:-0}' -ge 90 ]"
+}
+
+# ---- one ring per thread (--per-thread) ----
+rec_report period 3000000 --per-thread -e $rec_event -c 100000
+check "perf record --per-thread -c 100000 exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_period_samples "--per-thread -c 100000"
+check_main "--per-thread -c 100000"
+# 60 ms of the loop at 1000 a second: ~60 periods near 10^6 (the start
+# of the program, the loader's, takes about one), their events most of
+# the count (what ran after the last sample is in none)
+rec_report freq 30000000 --per-thread -e $rec_event -F 1000
+check "perf record --per-thread -F 1000 exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check "-F 1000: frequency sampling's periods add up to most of the count ($samples samples, $count events)" \
+	"[ '${samples:-0}' -ge 30 ] && [ '${count:-0}' -ge 50000000 ] && [ '${count:-0}' -le 60100000 ]"
+check_main "-F 1000"
+
+# ---- perf's default: the task's event on every CPU, a ring each ----
+rec_report percpu 3000000 -e $rec_event -c 100000
+check "perf record -c 100000 (an event on each of $cpus CPUs) exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_period_samples "an event on each CPU"
+check_main "an event on each CPU"
+# two events: the second goes to the first one's ring (SET_OUTPUT)
+rec_report two 3000000 -e $rec_event -e $rec_other -c 100000
+check "perf record -e $rec_event -e $rec_other exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_period_samples "two events, $rec_event"
+other=$(sed -n "s/^# Samples: \([0-9]*\) *of event '$rec_other'.*/\1/p" "$T/rep")
+check "two events: $rec_other has samples too (${other:-none})" "[ '${other:-0}' -ge 20 ]"
+
+# ---- the kernel's side-band records: a family, FORK and EXIT ----
+# perf_loop and its two children, 2,000,000 instructions each: each
+# process's 20 samples resolve to main through the kernel's MMAP2 and FORK
+# records (tracker.c), though every process has exited before perf drains
+rec_report family '1000000 2' -e $rec_event -c 100000
+check "perf record of perf_loop and two children exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_period_samples "three processes"
+check_main "three processes"
+perf report -i "$T/family.data" --stdio --sort pid > "$T/rep" 2> "$T/err"
+pids=$(grep '%' "$T/rep" | grep -v '^#' | grep -c '[0-9]:perf_loop$')
+check "perf report --sort pid: three processes ($pids)" "[ '$pids' = 3 ]"
+perf script -i "$T/family.data" --show-task-events -F comm,pid,tid,time > "$T/script" 2> "$T/err"
+forks=$(grep -c 'PERF_RECORD_FORK' "$T/script")
+exits=$(grep -c 'PERF_RECORD_EXIT' "$T/script")
+check "perf script: the kernel's FORK and EXIT records ($forks forks, $exits exits)" \
+	"[ '$forks' -ge 2 ] && [ '$exits' -ge 3 ]"
+# /proc's records, where the kernel gives none: the process must still
+# run when perf drains, so perf runs free beside the loop (a longer one)
+if [ "$cpus" -gt 1 ]; then
+	pin_was=$pin
+	pin=
+	wrap="taskset -c $last"
+	PMUCTX_PERF_SIDEBAND=proc rec_report proc 30000000 -e $rec_event -c 1000000
+	pin=$pin_was
+	wrap=
+else
+	PMUCTX_PERF_SIDEBAND=proc rec_report proc 30000000 -e $rec_event -c 1000000
+fi
+check "PMUCTX_PERF_SIDEBAND=proc perf record exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_main "side-band records from /proc"
+
+# ---- each sample's CPU (--sample-cpu), the last ----
+sort="--sort cpu"
+rec_report cpu 3000000 -e $rec_event -c 100000 --sample-cpu
+check "perf record --sample-cpu exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+check_period_samples "--sample-cpu"
+lines=$(grep '%' "$T/rep" | grep -vc '^#')
+check "perf report --sort cpu: every sample on CPU $last ($top; $lines lines)" \
+	"[ '$lines' = 1 ] && echo '$top' | grep -q '%  *0*$last\$'"
+sort=
+
+# ---- CPU-wide recording is not pmuctx's ----
+$P exec -- perf record -a -e $rec_event -o "$T/wide.data" -- "$LOOP" 1000 > "$T/rec" 2> "$T/err"
+rc=$?
+check "perf record -a (CPU-wide) fails (exit $rc)" "[ $rc -ne 0 ]"
+
+perf_tap_end
