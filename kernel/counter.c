@@ -196,7 +196,7 @@ void pmuctx_counter_put(struct pmuctx_counter *c)
 	if (c->fam) {
 		WARN_ON_ONCE(pmuctx_family_has_live_clones(c));
 		irq_work_sync(&c->fam->wake_work);
-		kfree(c->fam->samples);
+		pmuctx_sample_ring_free(c->fam->samples);
 		kfree(c->fam->range_plan);
 		pmuctx_family_free(c->fam);
 	}

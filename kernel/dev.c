@@ -74,7 +74,7 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	info.size = min_t(u32, usize, sizeof(info));
 	info.abi_version = PMUCTX_ABI_VERSION;
 	info.features = PMUCTX_FEAT_SOFTWARE | PMUCTX_FEAT_SAMPLE_PERIOD |
-			PMUCTX_FEAT_SAMPLE_CPU;
+			PMUCTX_FEAT_SAMPLE_CPU | PMUCTX_FEAT_CALLCHAIN;
 	info.nr_sw_events = PMUCTX_SW_MAX;
 	info.mux_interval_ms = READ_ONCE(pmuctx_mux_interval_ms);
 	if (hw) {
@@ -130,6 +130,9 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 		return -EINVAL;
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
+		return -EINVAL;
+	/* A call chain is a sample's. */
+	if ((f & PMUCTX_ATTR_CALLCHAIN) && !attr->sample_period)
 		return -EINVAL;
 	if (attr->type == PMUCTX_TYPE_RANGE)
 		return pmuctx_range_attr_check(attr);
@@ -395,12 +398,12 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	else
 		c->period_left = attr.sample_period;
 	if (attr.sample_period) {
-		c->fam->samples = kzalloc(sizeof(*c->fam->samples), GFP_KERNEL_ACCOUNT);
+		c->fam->samples =
+			pmuctx_sample_ring_alloc(attr.flags & PMUCTX_ATTR_CALLCHAIN);
 		if (!c->fam->samples) {
 			err = -ENOMEM;
 			goto free_counter;
 		}
-		raw_spin_lock_init(&c->fam->samples->lock);
 	}
 	/* After the ring: a sampling range counter's hits may come at once. */
 	if (attr.type == PMUCTX_TYPE_RANGE) {
@@ -1024,16 +1027,21 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	return ret;
 }
 
-/* Take the oldest samples out of the ring. */
+/*
+ * Take the oldest samples out of the ring: each in @stride bytes of the
+ * caller's, a call chain's entries (PMUCTX_ATTR_CALLCHAIN) after the
+ * struct as far as they fit.
+ */
 static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 				 struct pmuctx_samples_read __user *ureq)
 {
 	struct pmuctx_sample_ring *ring = c->fam->samples;
 	struct pmuctx_samples_read req;
+	u64 (*chains)[PMUCTX_CALLCHAIN_MAX] = NULL;
 	u8 __user *out;
 	struct pmuctx_sample *buf;
 	unsigned long flags;
-	u32 n = 0, i, stride, fill;
+	u32 n = 0, i, stride, fill, room = 0, idx;
 	long usize, ret;
 
 	usize = pmuctx_copy_sized(&req, sizeof(req), ureq,
@@ -1053,9 +1061,25 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	buf = kcalloc(max_t(u32, req.nr, 1), sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
+	if (ring->chains && stride > sizeof(*buf)) {
+		room = min_t(u32, (stride - sizeof(*buf)) / sizeof(u64),
+			     PMUCTX_CALLCHAIN_MAX);
+		chains = kvcalloc(max_t(u32, req.nr, 1), sizeof(*chains),
+				  GFP_KERNEL);
+		if (!chains) {
+			kfree(buf);
+			return -ENOMEM;
+		}
+	}
 	raw_spin_lock_irqsave(&ring->lock, flags);
 	while (n < req.nr && ring->tail != ring->head) {
-		buf[n++] = ring->buf[ring->tail % PMUCTX_SAMPLE_RING];
+		idx = ring->tail % PMUCTX_SAMPLE_RING;
+		buf[n] = ring->buf[idx];
+		buf[n].nr_callchain = min(buf[n].nr_callchain, room);
+		if (chains)
+			memcpy(chains[n], ring->chains[idx],
+			       buf[n].nr_callchain * sizeof(u64));
+		n++;
 		ring->tail++;
 	}
 	req.lost = ring->lost;
@@ -1065,13 +1089,21 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	req.sample_size = fill;
 	ret = 0;
 	out = u64_to_user_ptr(req.samples);
-	for (i = 0; i < n && !ret; i++, out += stride)
+	for (i = 0; i < n && !ret; i++, out += stride) {
+		u32 chain_bytes = chains ? buf[i].nr_callchain * sizeof(u64) : 0;
+
 		if (copy_to_user(out, &buf[i], fill) ||
-		    (stride > fill && clear_user(out + fill, stride - fill)))
+		    (chain_bytes &&
+		     copy_to_user(out + fill, chains[i], chain_bytes)) ||
+		    (stride > fill + chain_bytes &&
+		     clear_user(out + fill + chain_bytes,
+				stride - fill - chain_bytes)))
 			ret = -EFAULT;
+	}
 	req.nr = n;
 	if (!ret && copy_to_user(ureq, &req, req.size))
 		ret = -EFAULT;
+	kvfree(chains);
 	kfree(buf);
 	return ret;
 }

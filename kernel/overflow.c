@@ -51,11 +51,49 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 	return NULL;
 }
 
+struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(bool callchains)
+{
+	struct pmuctx_sample_ring *ring;
+
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
+	if (!ring)
+		return NULL;
+	raw_spin_lock_init(&ring->lock);
+	if (callchains) {
+		ring->chains = kvcalloc(PMUCTX_SAMPLE_RING, sizeof(*ring->chains),
+					GFP_KERNEL_ACCOUNT);
+		if (!ring->chains) {
+			kfree(ring);
+			return NULL;
+		}
+	}
+	return ring;
+}
+
+void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
+{
+	if (!ring)
+		return;
+	kvfree(ring->chains);
+	kfree(ring);
+}
+
+/* The task's user registers, for its call chain: none for a kernel thread. */
+static struct pt_regs *pmuctx_chain_regs(struct pt_regs *regs)
+{
+	if (regs && user_mode(regs))
+		return regs;
+	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
+		return task_pt_regs(current);
+	return NULL;
+}
+
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				 struct pt_regs *regs, u64 period)
 {
 	struct pmuctx_sample_ring *ring = orig->fam->samples;
 	struct pmuctx_sample *s;
+	unsigned int idx;
 
 	if (!ring)
 		return;
@@ -64,7 +102,8 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 	if (ring->head - ring->tail >= PMUCTX_SAMPLE_RING) {
 		ring->lost++;
 	} else {
-		s = &ring->buf[ring->head % PMUCTX_SAMPLE_RING];
+		idx = ring->head % PMUCTX_SAMPLE_RING;
+		s = &ring->buf[idx];
 		s->ip = regs ? instruction_pointer(regs) : 0;
 		s->pid = task_tgid_nr(current);
 		s->tid = task_pid_nr(current);
@@ -72,7 +111,12 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		s->id = orig->id;
 		s->period = period;
 		s->cpu = smp_processor_id();
-		s->__reserved = 0;
+		s->nr_callchain = 0;
+		if (ring->chains)
+			s->nr_callchain =
+				pmuctx_user_callchain(pmuctx_chain_regs(regs),
+						      ring->chains[idx],
+						      PMUCTX_CALLCHAIN_MAX);
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);

@@ -123,7 +123,15 @@ struct pmuctx_sample_ring {
 	u32 head, tail;		/* head - tail samples unread */
 	u64 lost;
 	struct pmuctx_sample buf[PMUCTX_SAMPLE_RING];
+	/* PMUCTX_ATTR_CALLCHAIN: buf[i]'s chain, under @lock like buf */
+	u64 (*chains)[PMUCTX_CALLCHAIN_MAX];
 };
+
+struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(bool callchains);
+void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
+/* callchain.c: @regs' user call chain into @ips; the entries written. */
+unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
+				   unsigned int max);
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
 /* The native backend's handoff_fold, called directly (no retpoline). */

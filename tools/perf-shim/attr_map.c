@@ -121,7 +121,7 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 		return;
 	}
 	if (pa->sample_type & ~(__u64)RING_SAMPLE_TYPES) {
-		refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, PERIOD and IDENTIFIER");
+		refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN and IDENTIFIER");
 		return;
 	}
 	/*
@@ -134,6 +134,31 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	    pa->text_poke || pa->context_switch || pa->build_id) {
 		refuse(m, EINVAL, "side-band records beyond COMM and MMAP are not written by pmuctx");
 		return;
+	}
+	/*
+	 * The module walks the user stack's frame records; the kernel's
+	 * part of a chain would need the kernel's unwinder.
+	 */
+	if (pa->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		if (pa->exclude_callchain_user) {
+			refuse(m, EOPNOTSUPP, "kernel-only call chains are not pmuctx's");
+			return;
+		}
+		m->attr.flags |= PMUCTX_ATTR_CALLCHAIN;
+	}
+	/*
+	 * perf record -g on arm64 asks for the user link register beside
+	 * the chain, to name a leaf function's caller; the records say no
+	 * user registers (PERF_SAMPLE_REGS_ABI_NONE), as perf's kernel says
+	 * for a task it has none of, and the chain is the frame records'.
+	 * Any other registers: refused.
+	 */
+	if (pa->sample_type & PERF_SAMPLE_REGS_USER) {
+		if (!(pa->sample_type & PERF_SAMPLE_CALLCHAIN) ||
+		    pa->sample_regs_user != PERF_MAP_ARM64_LR_MASK) {
+			refuse(m, EOPNOTSUPP, "user registers in samples are not pmuctx's");
+			return;
+		}
 	}
 	if (pa->write_backward) {
 		refuse(m, EOPNOTSUPP, "backward rings are not written by pmuctx");

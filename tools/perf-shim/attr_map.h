@@ -31,6 +31,9 @@ struct perf_map {
 	bool task_on_cpu;		/* a task's event on one CPU (pid >= 0, cpu >= 0) */
 };
 
+/* arm64's link register in sample_regs_user (PERF_REG_ARM64_LR), which perf record -g asks for. */
+#define PERF_MAP_ARM64_LR_MASK	(1ULL << 30)
+
 /* perf's read_format bits the shim serves (PERF_FORMAT_LOST reads as 0). */
 #define PERF_MAP_READ_FORMATS	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | \
 				 PERF_FORMAT_ID | PERF_FORMAT_GROUP | PERF_FORMAT_LOST)

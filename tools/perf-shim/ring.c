@@ -30,6 +30,14 @@
 #include "sideband.h"
 #include "tracker.h"
 
+/* A pmuctx sample with room for its whole call chain (PMUCTX_IOC_SAMPLES' stride). */
+struct chained_sample {
+	struct pmuctx_sample s;
+	uint64_t chain[PMUCTX_CALLCHAIN_MAX];
+};
+
+#define DRAIN_BATCH 32
+
 struct perf_ring {
 	unsigned char *base;	/* our view: the header page, then the data */
 	size_t len;
@@ -43,6 +51,7 @@ struct perf_ring {
 	struct ring_format fmt;	/* its own event's: side-band and LOST records */
 	struct sideband *sb;	/* fmt.sideband: what the reader knows of the tasks */
 	struct tracker *tr;	/* fmt.sideband: the kernel's records, when it gave them */
+	struct chained_sample *batch;	/* a drain's samples: one drain at a time */
 };
 
 static struct perf_event_mmap_page *header(struct perf_ring *r)
@@ -76,6 +85,11 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->batch = calloc(DRAIN_BATCH, sizeof(*r->batch));
+	if (!r->batch) {
+		free(r);
+		return NULL;
+	}
 	r->tr = tr;
 	r->page = sysconf(_SC_PAGESIZE);
 	r->len = len;
@@ -86,6 +100,7 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	if (fmt->sideband && !tr) {
 		r->sb = sideband_create(fmt->mmap2);
 		if (!r->sb) {
+			free(r->batch);
 			free(r);
 			return NULL;	/* @tr stays the caller's */
 		}
@@ -93,6 +108,7 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED) {
 		sideband_free(r->sb);
+		free(r->batch);
 		free(r);
 		return NULL;	/* @tr stays the caller's */
 	}
@@ -160,6 +176,7 @@ void perf_ring_free(struct perf_ring *r)
 	munmap(r->base, r->len);
 	sideband_free(r->sb);
 	tracker_close(r->tr);
+	free(r->batch);
 	free(r);
 }
 
@@ -266,11 +283,40 @@ static uint16_t sample_mode(const struct ring_format *fmt, uint64_t ip)
 	return PERF_RECORD_MISC_KERNEL;
 }
 
+/*
+ * PERF_SAMPLE_CALLCHAIN: perf's context markers and the module's user
+ * chain (its PC first), at most @fmt's max_stack entries; a kernel-mode
+ * sample's kernel part is its PC alone.
+ */
+static size_t put_callchain(const struct ring_format *fmt, const struct chained_sample *cs,
+			    uint64_t *w)
+{
+	unsigned int nr = cs->s.nr_callchain, max = fmt->max_stack;
+	size_t n = 1;
+
+	if (sample_mode(fmt, cs->s.ip) == PERF_RECORD_MISC_KERNEL) {
+		w[n++] = PERF_CONTEXT_KERNEL;
+		w[n++] = cs->s.ip;
+	}
+	if (nr > PMUCTX_CALLCHAIN_MAX)
+		nr = PMUCTX_CALLCHAIN_MAX;
+	if (max && nr > max)
+		nr = max;
+	if (nr) {
+		w[n++] = PERF_CONTEXT_USER;
+		memcpy(&w[n], cs->chain, nr * sizeof(uint64_t));
+		n += nr;
+	}
+	w[0] = n - 1;
+	return n;
+}
+
 /* perf's PERF_RECORD_SAMPLE layout, for the bits RING_SAMPLE_TYPES allows. */
 static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
-			 const struct pmuctx_sample *s)
+			 const struct chained_sample *cs)
 {
-	uint64_t t = fmt->sample_type, rec[16];
+	const struct pmuctx_sample *s = &cs->s;
+	uint64_t t = fmt->sample_type, rec[16 + 4 + PMUCTX_CALLCHAIN_MAX];
 	size_t n = 1;
 
 	if (t & PERF_SAMPLE_IDENTIFIER)
@@ -290,6 +336,11 @@ static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
 	/* the events it stands for: periods a late or throttled one covers */
 	if (t & PERF_SAMPLE_PERIOD)
 		rec[n++] = s->period ?: fmt->period;
+	if (t & PERF_SAMPLE_CALLCHAIN)
+		n += put_callchain(fmt, cs, &rec[n]);
+	/* no user registers (attr_map.c: only beside a chain) */
+	if (t & PERF_SAMPLE_REGS_USER)
+		rec[n++] = PERF_SAMPLE_REGS_ABI_NONE;
 	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(fmt, s->ip), rec, n);
 }
 
@@ -335,12 +386,10 @@ static bool write_tracked(void *ctx, uint32_t type, uint16_t misc, const void *b
 	return ring_write(r, type, misc, rec, n);
 }
 
-#define DRAIN_BATCH 32
-
 int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
 		    uint64_t *module_lostp)
 {
-	struct pmuctx_sample s[DRAIN_BATCH];
+	struct chained_sample *batch = r->batch;
 	struct pmuctx_samples_read req;
 	uint64_t module_lost = *module_lostp, head;
 	unsigned int i;
@@ -352,32 +401,33 @@ int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
 	if (r->tr)
 		tracker_drain(r->tr, write_tracked, r);
 	for (;;) {
-		memset(s, 0, sizeof(s));
 		memset(&req, 0, sizeof(req));
 		req.size = sizeof(req);
 		req.nr = DRAIN_BATCH;
-		req.samples = (uintptr_t)s;
-		req.sample_size = sizeof(s[0]);
+		req.samples = (uintptr_t)batch;
+		req.sample_size = sizeof(batch[0]);
 		/* the system call itself: this may run in a signal handler */
 		if (syscall(SYS_ioctl, fd, PMUCTX_IOC_SAMPLES, &req))
 			break;
 		module_lost = req.lost;
 		for (i = 0; i < req.nr; i++) {
+			const struct pmuctx_sample *s = &batch[i].s;
+
 			/* perf reports a loss before the next record it has room for */
-			if (r->lost && !write_lost(r, &s[i])) {
+			if (r->lost && !write_lost(r, s)) {
 				r->lost++;
 				continue;
 			}
-			if (r->sb && sample_mode(fmt, s[i].ip) == PERF_RECORD_MISC_USER) {
-				struct sideband_ctx c = { r, s[i] };
+			if (r->sb && sample_mode(fmt, s->ip) == PERF_RECORD_MISC_USER) {
+				struct sideband_ctx c = { r, *s };
 
 				/* the ring's own event writes them, as perf's tracking event */
 				c.s.id = r->fmt.id;
 				c.s.time--;
-				sideband_before_sample(r->sb, s[i].pid, s[i].tid, s[i].ip,
+				sideband_before_sample(r->sb, s->pid, s->tid, s->ip,
 						       write_sideband, &c);
 			}
-			if (!write_sample(r, fmt, &s[i]))
+			if (!write_sample(r, fmt, &batch[i]))
 				r->lost++;
 		}
 		if (req.nr < DRAIN_BATCH)

@@ -16,7 +16,8 @@
 /* The sample_type bits a pmuctx sample can fill, in perf's record order. */
 #define RING_SAMPLE_TYPES (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			   PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
-			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
+			   PERF_SAMPLE_REGS_USER)
 
 /* What every record of one event carries: fixed at perf_event_open. */
 struct ring_format {
@@ -27,6 +28,7 @@ struct ring_format {
 	bool kernel_excluded;	/* every sample is a user-mode one */
 	bool sideband;		/* COMM and MMAP records (mmap, comm: sideband.c) */
 	bool mmap2;		/* ... MMAP2 ones */
+	unsigned int max_stack;	/* sample_max_stack: call chain entries (0: all) */
 };
 
 struct perf_ring;

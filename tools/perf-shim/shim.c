@@ -427,6 +427,12 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 		m.err = EOPNOTSUPP;
 		m.why = "this pmuctx module's samples do not name their CPU";
 	}
+	if (m.route == PERF_MAP_PMUCTX && (pa.sample_type & PERF_SAMPLE_CALLCHAIN) &&
+	    !(module_features() & PMUCTX_FEAT_CALLCHAIN)) {
+		m.route = PERF_MAP_REFUSED;
+		m.err = EOPNOTSUPP;
+		m.why = "this pmuctx module's samples carry no call chain";
+	}
 
 	if (group_fd != -1) {
 		leader = lookup(group_fd);
@@ -468,6 +474,7 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	ev->fmt.kernel_excluded = pa.exclude_kernel;
 	ev->fmt.sideband = pa.mmap || pa.mmap2 || pa.comm;
 	ev->fmt.mmap2 = pa.mmap2;
+	ev->fmt.max_stack = pa.sample_max_stack;
 	ev->want.pid = pid;
 	ev->want.inherit = pa.inherit;
 	ev->want.mmap = pa.mmap;

@@ -34,6 +34,8 @@
 #define PMUCTX_FEAT_FREQ	(1ULL << 8)
 /* struct pmuctx_sample has @cpu. */
 #define PMUCTX_FEAT_SAMPLE_CPU	(1ULL << 9)
+/* PMUCTX_ATTR_CALLCHAIN. */
+#define PMUCTX_FEAT_CALLCHAIN	(1ULL << 10)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -154,7 +156,12 @@ struct pmuctx_slice_stats {
 #define PMUCTX_ATTR_INHERIT_STAT	(1ULL << 7)	/* counts stay with tasks across swaps */
 /* sample_period is a rate, samples a second: the module sets the period. */
 #define PMUCTX_ATTR_FREQ		(1ULL << 8)
-#define PMUCTX_ATTR_ALL			((1ULL << 9) - 1)
+/*
+ * Samples carry the task's user call chain (frame pointers), up to
+ * PMUCTX_CALLCHAIN_MAX entries (PMUCTX_IOC_SAMPLES).
+ */
+#define PMUCTX_ATTR_CALLCHAIN		(1ULL << 9)
+#define PMUCTX_ATTR_ALL			((1ULL << 10) - 1)
 
 /*
  * Size-versioned: a smaller (older) struct is zero-extended, a larger
@@ -248,8 +255,16 @@ struct pmuctx_sample {
 	__u64 period;
 	/* The CPU the overflow was taken on.  Only with sample_size >= 48. */
 	__u32 cpu;
-	__u32 __reserved;	/* 0 */
+	/*
+	 * PMUCTX_ATTR_CALLCHAIN: the entries of the user call chain that
+	 * follow this struct in the caller's sample (sample_size - 48 bytes
+	 * of room): the user PC, then return addresses, innermost first.
+	 */
+	__u32 nr_callchain;
 };
+
+/* The most entries a sample's call chain holds. */
+#define PMUCTX_CALLCHAIN_MAX	64
 
 /* The size of struct pmuctx_sample before @period. */
 #define PMUCTX_SAMPLE_SIZE_VER0	32

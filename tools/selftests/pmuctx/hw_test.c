@@ -378,7 +378,7 @@ TEST(samples_name_their_cpu)
 		EXPECT_LE(2, sr.nr) TH_LOG("%u samples on CPU %d", sr.nr, cpu);
 		for (i = 0; i < (int)sr.nr; i++) {
 			EXPECT_EQ((uint32_t)cpu, buf[i].cpu) TH_LOG("sample %d", i);
-			EXPECT_EQ(0, buf[i].__reserved);
+			EXPECT_EQ(0, buf[i].nr_callchain);
 		}
 	}
 	CPU_ZERO(&set);
@@ -386,6 +386,214 @@ TEST(samples_name_their_cpu)
 		CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	close(fd);
+}
+
+/*
+ * A known call chain: the test calls chain_outer, which calls chain_inner,
+ * which loops; each records the address it returns to.  Frame pointers
+ * kept, no inlining, no tail call: the chain is the loop's PC, then those
+ * two return addresses.
+ */
+static volatile unsigned long chain_ret_into_outer, chain_ret_into_caller;
+
+__attribute__((noinline, optimize("no-omit-frame-pointer")))
+static void chain_inner(unsigned long n)
+{
+	chain_ret_into_outer = (unsigned long)__builtin_return_address(0);
+#if defined(__x86_64__)
+	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+#else
+	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
+#endif
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer")))
+static void chain_outer(unsigned long n)
+{
+	chain_ret_into_caller = (unsigned long)__builtin_return_address(0);
+	chain_inner(n);
+	__asm__ volatile("" : : : "memory");	/* not a tail call */
+}
+
+struct chained_sample {
+	struct pmuctx_sample s;
+	uint64_t chain[PMUCTX_CALLCHAIN_MAX];
+};
+
+/* Samples of one run of the chain, read @room chain entries each. */
+static int chain_run(int fd, unsigned int room, struct chained_sample *buf, int max)
+{
+	size_t stride = sizeof(struct pmuctx_sample) + room * sizeof(uint64_t);
+	struct pmuctx_samples_read sr;
+
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	chain_outer(4UL << 20);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	memset(buf, 0xa5, max * sizeof(*buf));
+	memset(&sr, 0, sizeof(sr));
+	sr.size = sizeof(sr);
+	sr.sample_size = stride;
+	sr.nr = max;
+	/* packed at the caller's stride, unpacked below */
+	sr.samples = (uintptr_t)buf;
+	if (ioctl(fd, PMUCTX_IOC_SAMPLES, &sr))
+		return -1;
+	for (int i = sr.nr - 1; i >= 0; i--)
+		memmove(&buf[i], (char *)buf + i * stride, stride);
+	return sr.nr;
+}
+
+TEST(samples_carry_the_user_call_chain)
+{
+	static struct chained_sample buf[64];
+	int fd, nr, i, whole = 0;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	if (!have_overflow())
+		SKIP(return, "no overflow samples on this backend (perf events)");
+	/* a call chain is a sample's */
+	EXPECT_EQ(-1, pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_CALLCHAIN, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* Cycles: the cycle counter overflows on time even in QEMU. */
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_CALLCHAIN, 1 << 18, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+
+	nr = chain_run(fd, PMUCTX_CALLCHAIN_MAX, buf, 64);
+	ASSERT_LE(4, nr);
+	for (i = 0; i < nr; i++) {
+		struct chained_sample *c = &buf[i];
+
+		EXPECT_LE(1, c->s.nr_callchain);
+		EXPECT_GE(PMUCTX_CALLCHAIN_MAX, c->s.nr_callchain);
+		if (c->s.nr_callchain)
+			EXPECT_EQ(c->s.ip, c->chain[0]);
+		whole += c->s.nr_callchain >= 3 && c->chain[1] == chain_ret_into_outer &&
+			 c->chain[2] == chain_ret_into_caller;
+	}
+	TH_LOG("%d of %d samples: loop pc, into chain_outer %#lx, into the test %#lx", whole, nr,
+	       chain_ret_into_outer, chain_ret_into_caller);
+	/* the enable's return to the loop's start is a few instructions */
+	EXPECT_LE(nr - 1, whole);
+
+	/* room for two entries: two entries */
+	nr = chain_run(fd, 2, buf, 64);
+	ASSERT_LE(4, nr);
+	for (i = 0, whole = 0; i < nr; i++) {
+		EXPECT_GE(2, buf[i].s.nr_callchain);
+		whole += buf[i].s.nr_callchain == 2 && buf[i].chain[1] == chain_ret_into_outer;
+	}
+	EXPECT_LE(nr - 1, whole);
+
+	/* a caller's sample without room: none, and nothing past it written */
+	nr = chain_run(fd, 0, buf, 64);
+	ASSERT_LE(4, nr);
+	for (i = 0; i < nr; i++)
+		EXPECT_EQ(0, buf[i].s.nr_callchain);
+	close(fd);
+}
+
+/*
+ * A loop run with the frame pointer set to @fp: whatever the stack says,
+ * the module's walk must end, never fault, and give user addresses only.
+ */
+static void loop_with_frame_pointer(unsigned long n, unsigned long fp)
+{
+#if defined(__x86_64__)
+	register unsigned long count __asm__("rcx") = n;
+	register unsigned long frame __asm__("rdi") = fp;
+
+	__asm__ volatile("mov %%rbp, %%r12\n\tmov %1, %%rbp\n"
+			 "1:\tdec %0\n\tjnz 1b\n\tmov %%r12, %%rbp"
+			 : "+r"(count) : "r"(frame) : "cc", "r12", "memory");
+#else
+	register unsigned long count __asm__("x10") = n;
+	register unsigned long frame __asm__("x11") = fp;
+
+	__asm__ volatile("mov x9, x29\n\tmov x29, %1\n"
+			 "1:\tsubs %0, %0, #1\n\tb.ne 1b\n\tmov x29, x9"
+			 : "+r"(count) : "r"(frame) : "cc", "x9", "memory");
+#endif
+}
+
+TEST(hostile_frame_pointers_end_the_call_chain)
+{
+	static struct chained_sample buf[64];
+	struct pmuctx_samples_read sr;
+	unsigned long *page, *gone, kernel;
+	const size_t stride = sizeof(buf[0]);
+	struct {
+		const char *what;
+		unsigned long fp;
+		unsigned int entries;	/* the PC and the return addresses */
+	} cases[6];
+	int fd, c, i, nr, as_expected;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	if (!have_overflow())
+		SKIP(return, "no overflow samples on this backend (perf events)");
+	page = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	munmap(gone, 4096);
+	/* a record that names itself as its caller */
+	page[0] = (unsigned long)&page[0];
+	page[1] = 0x1234;
+	/* 100 records, each one above the last: more than a chain holds */
+	for (i = 0; i < 100; i++) {
+		page[8 + 4 * i] = (unsigned long)&page[8 + 4 * (i + 1)];
+		page[8 + 4 * i + 1] = 0x1000 + i;
+	}
+	kernel = sizeof(long) == 8 ? 0xffffffff81000000UL : 0;
+#if defined(__aarch64__)
+	kernel = 0xffff800008000000UL;
+#endif
+	cases[0] = (typeof(cases[0])){ "a record naming itself", (unsigned long)page, 2 };
+	cases[1] = (typeof(cases[0])){ "100 records upwards", (unsigned long)&page[8],
+					PMUCTX_CALLCHAIN_MAX };
+	cases[2] = (typeof(cases[0])){ "a kernel address", kernel, 1 };
+	cases[3] = (typeof(cases[0])){ "a misaligned pointer", (unsigned long)page + 3, 1 };
+	cases[4] = (typeof(cases[0])){ "an unmapped page", (unsigned long)gone, 1 };
+	cases[5] = (typeof(cases[0])){ "0", 0, 1 };
+
+	/* Cycles: the cycle counter overflows on time even in QEMU. */
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_CALLCHAIN, 1 << 17, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	for (c = -1; c < 6; c++) {
+		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+		loop_with_frame_pointer(2UL << 20, c < 0 ? 0 : cases[c].fp);
+		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+		memset(&sr, 0, sizeof(sr));
+		sr.size = sizeof(sr);
+		sr.sample_size = stride;
+		sr.nr = 64;
+		sr.samples = (uintptr_t)buf;
+		ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+		/* the first run warms up (arm64 took few samples in a first one) */
+		if (c < 0)
+			continue;
+		nr = sr.nr;
+		as_expected = 0;
+		for (i = 0; i < nr; i++) {
+			EXPECT_GE(PMUCTX_CALLCHAIN_MAX, buf[i].s.nr_callchain);
+			for (unsigned int k = 0; k < buf[i].s.nr_callchain; k++)
+				EXPECT_EQ(0, buf[i].chain[k] >> 63) TH_LOG("%s: a kernel address",
+									   cases[c].what);
+			as_expected += buf[i].s.nr_callchain == cases[c].entries &&
+				       buf[i].chain[0] == buf[i].s.ip;
+		}
+		TH_LOG("%s: %d of %d samples with %u entries", cases[c].what, as_expected, nr,
+		       cases[c].entries);
+		EXPECT_LE(4, nr);
+		/* the enable's return and the disable's call are a few instructions */
+		EXPECT_LE(nr - 2, as_expected) TH_LOG("%s", cases[c].what);
+	}
+	close(fd);
+	munmap(page, 3 * 4096);
 }
 
 TEST(hardware_counters_swap_like_software_ones)

@@ -4,7 +4,8 @@
 # pmuctx through libpmuctx-perf.so: samples through the shim's ring, COMM
 # and MMAP2 records from /proc (sideband.c), perf's default of one event
 # per CPU (the first CPU's carries the task: shim.c), several events in
-# one ring (PERF_EVENT_IOC_SET_OUTPUT) and each sample's CPU.  TAP output.
+# one ring (PERF_EVENT_IOC_SET_OUTPUT), call chains (-g) and each
+# sample's CPU.  TAP output.
 . "$(dirname "$0")/perf_tap.sh"
 
 # rec_report NAME 'TURNS [CHILDREN]' ARGS...: perf record ARGS of perf_loop
@@ -119,6 +120,27 @@ else
 fi
 check "PMUCTX_PERF_SIDEBAND=proc perf record exits 0 (exit $rc)" "[ $rc -eq 0 ]"
 check_main "side-band records from /proc"
+
+# ---- call chains (perf record -g: the module walks the frame pointers) ----
+# perf_chain 3000000: main -> chain_outer -> chain_inner's loop, built
+# with frame pointers; every sample's chain is those three
+CHAIN=$(dirname "$0")/perf_chain
+$pin $P exec -- perf record -g -e $rec_event -c 100000 -o "$T/g.data" -- "$CHAIN" 3000000 \
+	> "$T/rec" 2> "$T/err"
+rc=$?
+check "perf record -g exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+perf script -i "$T/g.data" -F ip,sym > "$T/script" 2>> "$T/err"
+# a sample: its address and symbol, then each caller's, a line each; a
+# blank line ends it
+whole=$(awk 'BEGIN { RS = "" } $2 == "chain_inner" && $4 == "chain_outer" && $6 == "main" { k++ }
+	END { print k + 0 }' "$T/script")
+all=$(awk 'BEGIN { RS = "" } END { print NR }' "$T/script")
+check "perf script: every sample's chain is chain_inner, chain_outer, main ($whole of $all)" \
+	"[ '$all' -ge 30 ] && [ '$whole' = '$all' ]"
+perf report -i "$T/g.data" --stdio --children --sort sym > "$T/rep" 2>> "$T/err"
+outer=$(grep -m1 '\] chain_outer' "$T/rep" | tr -s ' ')
+check "perf report --children: chain_outer has all of the samples as a caller ($outer)" \
+	"echo '$outer' | grep -q '^ *100\.00% *0\.00% '"
 
 # ---- each sample's CPU (--sample-cpu), the last ----
 sort="--sort cpu"

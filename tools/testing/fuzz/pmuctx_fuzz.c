@@ -872,6 +872,9 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
 		need(e, EINVAL);
+	/* A call chain is a sample's. */
+	if ((f & PMUCTX_ATTR_CALLCHAIN) && !a->sample_period)
+		need(e, EINVAL);
 	/* A rate: not 0, up to max_sample_freq (its default), no range counter. */
 	if ((f & PMUCTX_ATTR_FREQ) &&
 	    (!a->sample_period || a->sample_period > 100000 || a->type == PMUCTX_TYPE_RANGE))
@@ -1581,7 +1584,9 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 {
 	static const uint32_t nrs[] = { 0, 1, 2, 255, 256, 257, UINT32_MAX };
 	/* The callers' sample sizes: 0 is the first ABI's 32 bytes. */
-	static const uint32_t strides[] = { 0, sizeof(struct pmuctx_sample), 48, 64 };
+	/* up to a whole call chain after the struct, and room for a few entries */
+	static const uint32_t strides[] = { 0, sizeof(struct pmuctx_sample), 40, 64,
+		sizeof(struct pmuctx_sample) + 8 * PMUCTX_CALLCHAIN_MAX };
 	struct pmuctx_samples_read *rq = (struct pmuctx_samples_read *)b;
 	enum ptr_kind pk = pick_ptr(s), spk = pick_ptr(s);
 	unsigned char *smp = (unsigned char *)big;
@@ -1603,6 +1608,11 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 		rq->sample_size = strides[below(s, sizeof(strides) / sizeof(strides[0]))];
 		if (rq->sample_size)
 			stride = rq->sample_size;
+	}
+	/* the samples and one more stride (checked untouched) fit in BIGBUF */
+	if ((uint64_t)(nr_in < 256 ? nr_in : 256) * stride + stride > BIGBUF) {
+		nr_in = BIGBUF / stride - 1;
+		rq->nr = nr_in;
 	}
 	lim = nr_in < 256 ? nr_in : 256;
 	if (spk == P_STRADDLE)
@@ -1643,6 +1653,16 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 				viol(s, "%s wrote past the %u samples it reported", what, rq->nr);
 				break;
 			}
+		/* a call chain within the caller's room */
+		for (i = 0; stride >= sizeof(struct pmuctx_sample) && i < rq->nr; i++) {
+			const struct pmuctx_sample *one =
+				(const void *)(smp + i * stride);
+
+			if (one->nr_callchain > (stride - sizeof(*one)) / 8 ||
+			    one->nr_callchain > PMUCTX_CALLCHAIN_MAX)
+				viol(s, "%s: sample %u has %u chain entries in a %u-byte sample",
+				     what, i, one->nr_callchain, stride);
+		}
 	}
 }
 

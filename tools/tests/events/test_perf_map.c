@@ -210,7 +210,28 @@ static void targets_and_modes(void)
 	   "sampling every 100000 cycles (IP, TID, TIME, PERIOD): pmuctx's sample_period");
 	pa.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "sampling with call chains: EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX && (m.attr.flags & PMUCTX_ATTR_CALLCHAIN),
+	   "sampling with call chains (perf record -g): PMUCTX_ATTR_CALLCHAIN");
+	pa.exclude_callchain_user = 1;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "kernel-only call chains: EOPNOTSUPP");
+	pa.exclude_callchain_user = 0;
+	pa.sample_type |= PERF_SAMPLE_REGS_USER;
+	pa.sample_regs_user = PERF_MAP_ARM64_LR_MASK;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX, "call chains and arm64's link register (perf record -g): no registers");
+	pa.sample_regs_user |= 1;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "call chains and other user registers: EOPNOTSUPP");
+	pa.sample_regs_user = PERF_MAP_ARM64_LR_MASK;
+	pa.sample_type |= PERF_SAMPLE_STACK_USER;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "user registers and stack (--call-graph dwarf): EOPNOTSUPP");
+	pa.sample_regs_user = 0;
+	pa.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CPU;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX && !(m.attr.flags & PMUCTX_ATTR_CALLCHAIN),
+	   "sampling with the CPU (--sample-cpu): pmuctx's, no call chain");
 	pa.sample_type = PERF_SAMPLE_IP;
 	pa.mmap = 1;
 	pa.comm = 1;

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf_record_test.sh's workload for call chains: main calls chain_outer,
+ * which calls chain_inner, which runs a loop of two user-mode
+ * instructions N times (argv[1]).  Built with frame pointers, each
+ * function on its own (no inlining, no tail call), so every sample in the
+ * loop has the chain chain_inner, chain_outer, main, as perf record -g
+ * (frame pointers) reports it.  Static, as perf_loop.
+ */
+#include <stdlib.h>
+
+/* chain_inner's frame: taking its address gives the leaf a frame record */
+void *volatile chain_inner_frame;
+
+__attribute__((noinline)) static void chain_inner(unsigned long n)
+{
+	chain_inner_frame = __builtin_frame_address(0);
+	if (!n)
+		return;
+#if defined(__x86_64__)
+	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
+#elif defined(__aarch64__)
+	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
+#else
+#error "perf_chain: x86_64 and arm64 only"
+#endif
+}
+
+__attribute__((noinline)) static void chain_outer(unsigned long n)
+{
+	chain_inner(n);
+	__asm__ volatile("" : : : "memory");	/* not a tail call */
+}
+
+int main(int argc, char **argv)
+{
+	chain_outer(argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000);
+	return 0;
+}
