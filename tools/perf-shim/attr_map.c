@@ -205,10 +205,16 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 			return;
 		}
 		/*
-		 * A task's event on one CPU: perf record's default opens one
-		 * per CPU.  The shim gives the task's whole count to the first
-		 * CPU's (shim.c).
+		 * A task's sampling event on one CPU: perf record's default
+		 * opens one per CPU.  The shim gives the task's samples, which
+		 * say where they were taken, to the first CPU's (shim.c).  A
+		 * count of the task's time on one CPU (PAPI's CPU attach) is
+		 * not pmuctx's to give.
 		 */
+		if (!pa->sample_period) {
+			refuse(m, EOPNOTSUPP, "pmuctx counts a task on every CPU, not on one");
+			return;
+		}
 		m->task_on_cpu = true;
 	}
 	if (flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) {

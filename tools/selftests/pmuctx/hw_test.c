@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "pmu_test.h"
+#include "user_loop.h"
 #include "kselftest_harness.h"
 
 
@@ -368,12 +369,7 @@ TEST(samples_name_their_cpu)
 		run_loop(4UL << 20);
 		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
 		memset(buf, 0xa5, sizeof(buf));
-		memset(&sr, 0, sizeof(sr));
-		sr.size = sizeof(sr);
-		sr.sample_size = sizeof(buf[0]);
-		sr.nr = 64;
-		sr.samples = (uintptr_t)buf;
-		ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+		ASSERT_EQ(0, pmuctx_take_samples(fd, buf, sizeof(buf[0]), 64, &sr));
 		EXPECT_EQ(sizeof(buf[0]), sr.sample_size);
 		EXPECT_LE(2, sr.nr) TH_LOG("%u samples on CPU %d", sr.nr, cpu);
 		for (i = 0; i < (int)sr.nr; i++) {
@@ -400,11 +396,7 @@ __attribute__((noinline, optimize("no-omit-frame-pointer")))
 static void chain_inner(unsigned long n)
 {
 	chain_ret_into_outer = (unsigned long)__builtin_return_address(0);
-#if defined(__x86_64__)
-	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
-#else
-	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
-#endif
+	two_instruction_loop(n);
 }
 
 __attribute__((noinline, optimize("no-omit-frame-pointer")))
@@ -430,13 +422,8 @@ static int chain_run(int fd, unsigned int room, struct chained_sample *buf, int 
 	chain_outer(4UL << 20);
 	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
 	memset(buf, 0xa5, max * sizeof(*buf));
-	memset(&sr, 0, sizeof(sr));
-	sr.size = sizeof(sr);
-	sr.sample_size = stride;
-	sr.nr = max;
 	/* packed at the caller's stride, unpacked below */
-	sr.samples = (uintptr_t)buf;
-	if (ioctl(fd, PMUCTX_IOC_SAMPLES, &sr))
+	if (pmuctx_take_samples(fd, buf, stride, max, &sr))
 		return -1;
 	for (int i = sr.nr - 1; i >= 0; i--)
 		memmove(&buf[i], (char *)buf + i * stride, stride);
@@ -567,12 +554,7 @@ TEST(hostile_frame_pointers_end_the_call_chain)
 		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 		loop_with_frame_pointer(2UL << 20, c < 0 ? 0 : cases[c].fp);
 		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
-		memset(&sr, 0, sizeof(sr));
-		sr.size = sizeof(sr);
-		sr.sample_size = stride;
-		sr.nr = 64;
-		sr.samples = (uintptr_t)buf;
-		ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+		ASSERT_EQ(0, pmuctx_take_samples(fd, buf, stride, 64, &sr));
 		/* the first run warms up (arm64 took few samples in a first one) */
 		if (c < 0)
 			continue;

@@ -10,33 +10,16 @@
 # the same in every run; PAPI reads a running set counter by counter
 # (RDPMC through perf's self-read page), so two counts of one instant
 # differ by its read loop.  TAP output.
-P=${PMUCTX:-pmuctx}
-T=${TMPDIR:-/tmp}/papi_compat_test.$$
 PARANOID=/proc/sys/kernel/perf_event_paranoid
-mkdir -p "$T"
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $1"; }
-check() { if eval "$2"; then ok "$1"; else notok "$1"; sed 's/^/# /' "$T/out" 2>/dev/null | head -20; fi; }
-
-echo "TAP version 13"
-if ! command -v papi_command_line >/dev/null || ! $P exec -- true 2>/dev/null; then
-	echo "1..0 # SKIP no papi-tools or no libpmuctx-perf.so here (scripts/vm-run --perf)"
-	exit 0
-fi
-backend=$($P info | sed -n 's/^backend: *//p')
-case $backend in
-intel-perfmon*) ;;
-*) echo "1..0 # SKIP backend '$backend': papi_compat_test needs the x86_64 PMU lane"; exit 0 ;;
-esac
+TAP_TOOL=papi_command_line
+TAP_BACKENDS=intel-perfmon
+. "$(dirname "$0")/perf_tap.sh"
+TAP_LOG=$T/out
 model=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 paranoid=$(cat $PARANOID)
-aslr=$(cat /proc/sys/kernel/randomize_va_space)
-echo 0 > /proc/sys/kernel/randomize_va_space
 restore() {
 	echo "$paranoid" > $PARANOID
-	echo "$aslr" > /proc/sys/kernel/randomize_va_space
-	rm -rf "$T"
+	perf_tap_restore
 }
 # the perf_event component's line of papi_component_avail, and its reason
 component() {	# OUT: "active" or the reason PAPI gives

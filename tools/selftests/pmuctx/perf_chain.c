@@ -9,21 +9,15 @@
  */
 #include <stdlib.h>
 
+#include "user_loop.h"
+
 /* chain_inner's frame: taking its address gives the leaf a frame record */
 void *volatile chain_inner_frame;
 
 __attribute__((noinline)) static void chain_inner(unsigned long n)
 {
 	chain_inner_frame = __builtin_frame_address(0);
-	if (!n)
-		return;
-#if defined(__x86_64__)
-	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
-#elif defined(__aarch64__)
-	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
-#else
-#error "perf_chain: x86_64 and arm64 only"
-#endif
+	two_instruction_loop(n);
 }
 
 __attribute__((noinline)) static void chain_outer(unsigned long n)

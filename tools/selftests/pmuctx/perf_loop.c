@@ -12,17 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "user_loop.h"
+
 static void loop(unsigned long n)
 {
-	if (!n)
-		return;
-#if defined(__x86_64__)
-	__asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(n) : : "cc");
-#elif defined(__aarch64__)
-	__asm__ volatile("1: subs %0, %0, #1\n\tb.ne 1b" : "+r"(n) : : "cc");
-#else
-#error "perf_loop: x86_64 and arm64 only"
-#endif
+	two_instruction_loop(n);
 }
 
 int main(int argc, char **argv)

@@ -86,6 +86,21 @@ static inline int pmuctx_open_sw(uint64_t config, uint64_t flags,
 	return pmuctx_open_attr(&attr, target, group_fd, PMUCTX_OPEN_CLOEXEC);
 }
 
+/*
+ * PMUCTX_IOC_SAMPLES: up to @nr of @fd's samples into @buf, @stride bytes
+ * apart; @sr says how many came.  0, or -1 with errno.
+ */
+static inline int pmuctx_take_samples(int fd, void *buf, uint32_t stride, uint32_t nr,
+				      struct pmuctx_samples_read *sr)
+{
+	memset(sr, 0, sizeof(*sr));
+	sr->size = sizeof(*sr);
+	sr->sample_size = stride;
+	sr->nr = nr;
+	sr->samples = (uintptr_t)buf;
+	return ioctl(fd, PMUCTX_IOC_SAMPLES, sr);
+}
+
 /* PMUCTX_IOC_STATS of the context @fd's counter lives in. */
 static inline int ctx_stats(int fd, struct pmuctx_ctx_stats *st)
 {

@@ -450,12 +450,7 @@ TEST(user_only_samples_have_no_kernel_addresses)
 			syscall(SYS_getppid);
 		spin_loop(2000);
 		for (;;) {
-			memset(&sr, 0, sizeof(sr));
-			sr.size = sizeof(sr);
-			sr.sample_size = sizeof(buf[0]);
-			sr.nr = 256;
-			sr.samples = (uintptr_t)buf;
-			ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr));
+			ASSERT_EQ(0, pmuctx_take_samples(fd, buf, sizeof(buf[0]), 256, &sr));
 			for (i = 0; i < (int)sr.nr; i++) {
 				total++;
 				if (buf[i].ip >= USER_ADDR_LIMIT) {

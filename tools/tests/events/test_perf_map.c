@@ -179,8 +179,12 @@ static void targets_and_modes(void)
 	perf_map_attr(&pa, -1, 0, 0, skx_get, &m);
 	ok(is_refused(&m, EOPNOTSUPP), "a CPU-wide hardware event (pid -1, cpu 0): EOPNOTSUPP");
 	perf_map_attr(&pa, 0, 1, 0, skx_get, &m);
+	ok(is_refused(&m, EOPNOTSUPP), "counting a task on one CPU (pid 0, cpu 1: PAPI's CPU attach): EOPNOTSUPP");
+	pa.sample_period = 100000;
+	perf_map_attr(&pa, 0, 1, 0, skx_get, &m);
 	ok(m.route == PERF_MAP_PMUCTX && m.task_on_cpu,
-	   "a task on one CPU (pid 0, cpu 1, perf record's default): pmuctx's, marked per CPU");
+	   "sampling a task on one CPU (pid 0, cpu 1, perf record's default): pmuctx's, marked per CPU");
+	pa.sample_period = 0;
 	perf_map_attr(&pa, 0, -1, 0, skx_get, &m);
 	ok(m.route == PERF_MAP_PMUCTX && !m.task_on_cpu, "a task anywhere (pid 0, cpu -1): not per CPU");
 	perf_map_attr(&pa, 0, -2, 0, skx_get, &m);
