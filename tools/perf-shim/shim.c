@@ -1028,9 +1028,9 @@ static void *read_only_page(void *addr, size_t len, int prot, int flags)
 
 /*
  * A sampling event's mapping is perf's ring (ring.c); a counting event's
- * is the module's self-read page in perf's layout (the counter's second
- * page, uapi.rst), or else one that says read(); every other mapping is
- * the program's business.
+ * one page is the module's self-read page in perf's layout (the counter's
+ * second page, uapi.rst), or else one that says read(); every other
+ * mapping is the program's business.
  */
 SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -1048,7 +1048,13 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		errno = EINVAL;
 		return MAP_FAILED;
 	}
-	if (!ev->sampling) {
+	/*
+	 * A counting event's one page is its self-read page; more pages
+	 * (1 + 2^n: PAPI maps three when it meant to sample) are a ring, as
+	 * on perf, where every event has one: its header page says read()
+	 * and no sample ever comes.
+	 */
+	if (!ev->sampling && len == (size_t)sysconf(_SC_PAGESIZE)) {
 		/* perf's rule for every mapping of an event */
 		if ((flags & MAP_TYPE) != MAP_SHARED &&
 		    (flags & MAP_TYPE) != MAP_SHARED_VALIDATE) {
@@ -1056,9 +1062,11 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 			return MAP_FAILED;
 		}
 		p = real_mmap(addr, len, prot, flags, fd, sysconf(_SC_PAGESIZE));
-		if (p == MAP_FAILED && len == (size_t)sysconf(_SC_PAGESIZE) &&
-		    (errno == ENODEV || errno == EINVAL || errno == ESRCH))
+		if (p == MAP_FAILED && (errno == ENODEV || errno == EINVAL || errno == ESRCH))
 			p = read_only_page(addr, len, prot, flags);
+		if (p == MAP_FAILED)
+			shim_debug("fd %d: mmap of %zu bytes of a counting event: %s\n", fd, len,
+				   strerror(errno));
 		return p;
 	}
 	/* an idle event has no samples to describe */
@@ -1082,6 +1090,9 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 		shim_signals_end_reading();
 		drain_event(ev);
 	}
+	if (p == MAP_FAILED)
+		shim_debug("fd %d: mmap of a %zu-byte ring: %s\n", fd, len,
+			   strerror(errno));
 	return p;
 }
 

@@ -422,6 +422,14 @@ static void mmap_rules(void)
 	errno = 0;
 	check(counting >= 0 && ioctl(counting, PERF_EVENT_IOC_REFRESH, 1) == -1 && errno == EINVAL,
 	      "REFRESH on a counting event: EINVAL", errno, EINVAL);
+	/* every event has a ring (PAPI maps three pages of one it meant to sample) */
+	errno = 0;
+	p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, counting, 0);
+	check(p != MAP_FAILED && ((struct perf_event_mmap_page *)p)->data_head == 0 &&
+	      ((struct perf_event_mmap_page *)p)->data_size == 2 * page,
+	      "a counting event's 1 + 2 pages: an empty ring", errno, 0);
+	if (p != MAP_FAILED)
+		munmap(p, 3 * page);
 	close(counting);
 }
 
