@@ -152,6 +152,22 @@ check "perf report --sort cpu: every sample on CPU $last ($top; $lines lines)" \
 	"[ '$lines' = 1 ] && echo '$top' | grep -q '%  *0*$last\$'"
 sort=
 
+# ---- -p: a running process, for 0.3 s (perf's own synthesized maps) ----
+$pin "$LOOP" 3000000000 &
+loop_pid=$!
+sleep 0.1
+$P exec -- perf record -e $rec_event -c 1000000 -p $loop_pid -o "$T/attach.data" -- sleep 0.3 \
+	> "$T/rec" 2> "$T/err"
+rc=$?
+kill $loop_pid 2> /dev/null
+wait $loop_pid 2> /dev/null
+check "perf record -p exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+perf report -i "$T/attach.data" --stdio -F overhead,comm,dso,sym > "$T/rep" 2>> "$T/err"
+samples=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' "$T/rep" | head -1)
+top=$(grep -m1 '%' "$T/rep" | grep -v '^#' | tr -s ' ')
+check "perf record -p: samples of the running loop in its main ($samples; $top)" \
+	"[ '${samples:-0}' -ge 10 ] && echo '$top' | grep -q ' perf_loop perf_loop \[\.\] main'"
+
 # ---- CPU-wide recording is not pmuctx's ----
 $P exec -- perf record -a -e $rec_event -o "$T/wide.data" -- "$LOOP" 1000 > "$T/rec" 2> "$T/err"
 rc=$?
