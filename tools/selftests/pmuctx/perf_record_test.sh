@@ -94,13 +94,24 @@ check "two events: $rec_other has samples too (${other:-none})" "[ '${other:-0}'
 # perf_loop and its two children, 2,000,000 instructions each: each
 # process's 20 samples resolve to main through the kernel's MMAP2 and FORK
 # records (tracker.c), though every process has exited before perf drains
+# 6,060,000-odd events in all, but not 60 samples every time: the
+# processes' contexts are equivalent, so a switch between two of them
+# swaps the contexts and leaves the PMU counting (as perf's swap does),
+# which moves where each one's periods end; each of the three exits drops
+# less than a period, so 58 to 60 (seen: 20, 19, 20 now and then)
 rec_report family '1000000 2' -e $rec_event -c 100000
 check "perf record of perf_loop and two children exits 0 (exit $rc)" "[ $rc -eq 0 ]"
-check_period_samples "three processes"
+if [ "$(uname -m)" = aarch64 ]; then
+	check_period_samples "three processes"
+else
+	check "three processes: 58 to 60 samples of 100000 ($samples samples, $count events)" \
+		"[ '${samples:-0}' -ge 58 ] && [ '$samples' -le 60 ] && [ '$count' = \$(($samples * 100000)) ]"
+fi
 check_main "three processes"
-perf report -i "$T/family.data" --stdio --sort pid > "$T/rep" 2> "$T/err"
+perf report -i "$T/family.data" --stdio --sort pid -F overhead,sample,pid > "$T/rep" 2> "$T/err"
 pids=$(grep '%' "$T/rep" | grep -v '^#' | grep -c '[0-9]:perf_loop$')
-check "perf report --sort pid: three processes ($pids)" "[ '$pids' = 3 ]"
+each=$(grep '%' "$T/rep" | grep -v '^#' | awk '{ printf "%s%s", sep, $2; sep = "," }')
+check "perf report --sort pid: three processes ($pids; samples $each)" "[ '$pids' = 3 ]"
 perf script -i "$T/family.data" --show-task-events -F comm,pid,tid,time > "$T/script" 2> "$T/err"
 forks=$(grep -c 'PERF_RECORD_FORK' "$T/script")
 exits=$(grep -c 'PERF_RECORD_EXIT' "$T/script")
