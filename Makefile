@@ -35,7 +35,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench bench-scale papi-ctests style clean \
+.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench bench-scale papi-ctests perf-tests style clean \
 	install install-build install-tools install-lib install-dkms-src install-man4 \
 	install-module uninstall deb
 
@@ -80,6 +80,11 @@ bench-scale:
 # PAPI's own ctests through libpmuctx-perf.so (a ~15 minute report, not a check).
 papi-ctests:
 	scripts/papi-ctests
+
+# perf's own "perf test" through libpmuctx-perf.so and on the kernel's perf
+# (a ~12 minute report, not a check).
+perf-tests:
+	scripts/perf-tests
 
 check:
 	scripts/check

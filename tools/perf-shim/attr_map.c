@@ -109,8 +109,12 @@ static void map_software(unsigned long long config, struct perf_map *m)
  */
 static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 {
+	/*
+	 * pmuctx's software counters do not sample; the kernel's do, on
+	 * its clock ticks and at its hooks, with no PMU: they are its.
+	 */
 	if (pa->type == PERF_TYPE_SOFTWARE) {
-		refuse(m, EOPNOTSUPP, "pmuctx's software counters do not sample");
+		m->route = PERF_MAP_KERNEL;
 		return;
 	}
 	/* sample_freq: the module chooses the periods (up to its max_sample_freq) */
