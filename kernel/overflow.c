@@ -39,16 +39,23 @@ void pmuctx_counter_wake(struct irq_work *work)
  * is late, or the count ran out right at a syscall) is attributed to
  * where the task entered the kernel.  NULL: no user context to report.
  */
-static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
-					  struct pt_regs *regs)
+/* The task's user registers, for its call chain: none for a kernel thread. */
+static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs)
 {
 	if (regs && user_mode(regs))
-		return regs;
-	if (regs && !(orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
 		return regs;
 	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
 		return task_pt_regs(current);
 	return NULL;
+}
+
+static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
+					  struct pt_regs *regs)
+{
+	if (regs && !user_mode(regs) &&
+	    !(orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
+		return regs;
+	return pmuctx_user_regs(regs);
 }
 
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(bool callchains)
@@ -78,16 +85,6 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 	kfree(ring);
 }
 
-/* The task's user registers, for its call chain: none for a kernel thread. */
-static struct pt_regs *pmuctx_chain_regs(struct pt_regs *regs)
-{
-	if (regs && user_mode(regs))
-		return regs;
-	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
-		return task_pt_regs(current);
-	return NULL;
-}
-
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				 struct pt_regs *regs, u64 period)
 {
@@ -114,7 +111,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		s->nr_callchain = 0;
 		if (ring->chains)
 			s->nr_callchain =
-				pmuctx_user_callchain(pmuctx_chain_regs(regs),
+				pmuctx_user_callchain(pmuctx_user_regs(regs),
 						      ring->chains[idx],
 						      PMUCTX_CALLCHAIN_MAX);
 		ring->head++;

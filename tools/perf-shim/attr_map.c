@@ -18,7 +18,7 @@
 #include "evdb_internal.h"
 #include "pmuctx_events.h"
 
-static void refuse(struct perf_map *m, int err, const char *why)
+void perf_map_refuse(struct perf_map *m, int err, const char *why)
 {
 	m->route = PERF_MAP_REFUSED;
 	m->err = err;
@@ -53,17 +53,17 @@ static void map_named(const char *name, struct pmuctx_evdb *evdb, struct perf_ma
 	char err[192];
 
 	if (!evdb) {
-		refuse(m, ENOENT, "no event database for this CPU");
+		perf_map_refuse(m, ENOENT, "no event database for this CPU");
 		return;
 	}
 	if (pmuctx_event_encode(evdb, name, &info, err, sizeof(err))) {
 		snprintf(m->why_buf, sizeof(m->why_buf), "%s", err);
-		refuse(m, ENOENT, m->why_buf);
+		perf_map_refuse(m, ENOENT, m->why_buf);
 		return;
 	}
 	/* An offcore-response (extra register) event: pmuctx programs no config1. */
 	if (info.enc.config1) {
-		refuse(m, EOPNOTSUPP, "the event needs an extra register (config1) pmuctx does not program");
+		perf_map_refuse(m, EOPNOTSUPP, "the event needs an extra register (config1) pmuctx does not program");
 		return;
 	}
 	m->attr.type = info.enc.type;
@@ -121,11 +121,11 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	if (pa->freq)
 		m->attr.flags |= PMUCTX_ATTR_FREQ;
 	if (pa->sample_period > UINT32_MAX) {
-		refuse(m, EINVAL, "sample_period above 2^32 - 1");
+		perf_map_refuse(m, EINVAL, "sample_period above 2^32 - 1");
 		return;
 	}
 	if (pa->sample_type & ~(__u64)RING_SAMPLE_TYPES) {
-		refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN and IDENTIFIER");
+		perf_map_refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN and IDENTIFIER");
 		return;
 	}
 	/*
@@ -136,7 +136,7 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	 */
 	if (pa->mmap_data || pa->namespaces || pa->ksymbol || pa->bpf_event || pa->cgroup ||
 	    pa->text_poke || pa->context_switch || pa->build_id) {
-		refuse(m, EINVAL, "side-band records beyond COMM and MMAP are not written by pmuctx");
+		perf_map_refuse(m, EINVAL, "side-band records beyond COMM and MMAP are not written by pmuctx");
 		return;
 	}
 	/*
@@ -145,7 +145,7 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	 */
 	if (pa->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (pa->exclude_callchain_user) {
-			refuse(m, EOPNOTSUPP, "kernel-only call chains are not pmuctx's");
+			perf_map_refuse(m, EOPNOTSUPP, "kernel-only call chains are not pmuctx's");
 			return;
 		}
 		m->attr.flags |= PMUCTX_ATTR_CALLCHAIN;
@@ -160,17 +160,17 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	if (pa->sample_type & PERF_SAMPLE_REGS_USER) {
 		if (!(pa->sample_type & PERF_SAMPLE_CALLCHAIN) ||
 		    pa->sample_regs_user != PERF_MAP_ARM64_LR_MASK) {
-			refuse(m, EOPNOTSUPP, "user registers in samples are not pmuctx's");
+			perf_map_refuse(m, EOPNOTSUPP, "user registers in samples are not pmuctx's");
 			return;
 		}
 	}
 	if (pa->write_backward) {
-		refuse(m, EOPNOTSUPP, "backward rings are not written by pmuctx");
+		perf_map_refuse(m, EOPNOTSUPP, "backward rings are not written by pmuctx");
 		return;
 	}
 	/* pmuctx's sample times are CLOCK_MONOTONIC's; perf's default clock is its own */
 	if (pa->use_clockid && pa->clockid != CLOCK_MONOTONIC) {
-		refuse(m, EOPNOTSUPP, "sample times on a clock other than CLOCK_MONOTONIC");
+		perf_map_refuse(m, EOPNOTSUPP, "sample times on a clock other than CLOCK_MONOTONIC");
 		return;
 	}
 	m->attr.sample_period = pa->sample_period;
@@ -201,11 +201,11 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 			return;
 		}
 		if (cpu < -1) {
-			refuse(m, EINVAL, "no such CPU");
+			perf_map_refuse(m, EINVAL, "no such CPU");
 			return;
 		}
 		if (pid == -1 || (flags & PERF_FLAG_PID_CGROUP)) {
-			refuse(m, EOPNOTSUPP, "pmuctx counts tasks, not CPUs: no -a/-C, no cgroups");
+			perf_map_refuse(m, EOPNOTSUPP, "pmuctx counts tasks, not CPUs: no -a/-C, no cgroups");
 			return;
 		}
 		/*
@@ -216,13 +216,13 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 		 * not pmuctx's to give.
 		 */
 		if (!pa->sample_period) {
-			refuse(m, EOPNOTSUPP, "pmuctx counts a task on every CPU, not on one");
+			perf_map_refuse(m, EOPNOTSUPP, "pmuctx counts a task on every CPU, not on one");
 			return;
 		}
 		m->task_on_cpu = true;
 	}
 	if (flags & ~(unsigned long)PERF_FLAG_FD_CLOEXEC) {
-		refuse(m, EINVAL, "PERF_FLAG_FD_NO_GROUP and PERF_FLAG_FD_OUTPUT are ring-buffer flags");
+		perf_map_refuse(m, EINVAL, "PERF_FLAG_FD_NO_GROUP and PERF_FLAG_FD_OUTPUT are ring-buffer flags");
 		return;
 	}
 	if (pa->sample_period)
@@ -230,11 +230,11 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 	if (m->route != PERF_MAP_PMUCTX)
 		return;
 	if (pa->read_format & ~(__u64)PERF_MAP_READ_FORMATS) {
-		refuse(m, EINVAL, "unknown read_format bit");
+		perf_map_refuse(m, EINVAL, "unknown read_format bit");
 		return;
 	}
 	if (pa->exclude_host || pa->sigtrap || pa->remove_on_exec || pa->aux_output) {
-		refuse(m, EOPNOTSUPP, "exclude_host, sigtrap, remove_on_exec and aux_output have no pmuctx counterpart");
+		perf_map_refuse(m, EOPNOTSUPP, "exclude_host, sigtrap, remove_on_exec and aux_output have no pmuctx counterpart");
 		return;
 	}
 	if (pa->type == PERF_TYPE_SOFTWARE) {
@@ -248,13 +248,13 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 		 */
 		if ((pa->exclude_user || pa->exclude_kernel) &&
 		    m->attr.config != PMUCTX_SW_TASK_CLOCK) {
-			refuse(m, EOPNOTSUPP, "pmuctx's software counters count every mode (no :u/:k)");
+			perf_map_refuse(m, EOPNOTSUPP, "pmuctx's software counters count every mode (no :u/:k)");
 			return;
 		}
 	} else {
 #if defined(__x86_64__) || defined(__i386__)
 		if (pa->precise_ip) {
-			refuse(m, EOPNOTSUPP, "precise events need PEBS, which the pmuctx x86 backend does not use");
+			perf_map_refuse(m, EOPNOTSUPP, "precise events need PEBS, which the pmuctx x86 backend does not use");
 			return;
 		}
 #endif
@@ -262,7 +262,7 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 		case PERF_TYPE_HARDWARE:
 			/* bits 63:32: a hybrid PMU's type (perf's extended types) */
 			if (pa->config >> 32 || pa->config >= PERF_COUNT_HW_MAX) {
-				refuse(m, ENOENT, "unknown or hybrid generic hardware event");
+				perf_map_refuse(m, ENOENT, "unknown or hybrid generic hardware event");
 				return;
 			}
 			if (pa->config == PERF_COUNT_HW_CPU_CYCLES) {
@@ -277,14 +277,14 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 			break;
 		case PERF_TYPE_HW_CACHE:
 			if (perf_map_cache_name(pa->config, name, sizeof(name))) {
-				refuse(m, EINVAL, "malformed cache event config");
+				perf_map_refuse(m, EINVAL, "malformed cache event config");
 				return;
 			}
 			map_named(name, evdb_get ? evdb_get() : NULL, m);
 			break;
 		case PERF_TYPE_RAW:
 			if (pa->config1 || pa->config2) {
-				refuse(m, EOPNOTSUPP, "config1/config2 (extra registers) are not programmed by pmuctx");
+				perf_map_refuse(m, EOPNOTSUPP, "config1/config2 (extra registers) are not programmed by pmuctx");
 				return;
 			}
 			/*
@@ -295,7 +295,7 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 			 * missing kernel feature and retry without one.
 			 */
 			if (pa->config >> 16) {
-				refuse(m, EOPNOTSUPP, "raw config beyond bits 15:0 (event, umask)");
+				perf_map_refuse(m, EOPNOTSUPP, "raw config beyond bits 15:0 (event, umask)");
 				return;
 			}
 			m->attr.type = PMUCTX_TYPE_RAW;
@@ -309,7 +309,7 @@ void perf_map_attr(const struct perf_event_attr *pa, int pid, int cpu, unsigned 
 		if (pa->exclude_kernel)
 			m->attr.flags |= PMUCTX_ATTR_EXCLUDE_KERNEL;
 		if (pa->exclude_user && pa->exclude_kernel) {
-			refuse(m, EOPNOTSUPP, "excluding both user and kernel mode leaves nothing pmuctx counts");
+			perf_map_refuse(m, EOPNOTSUPP, "excluding both user and kernel mode leaves nothing pmuctx counts");
 			return;
 		}
 	}

@@ -38,6 +38,9 @@ struct perf_map {
 #define PERF_MAP_READ_FORMATS	(PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | \
 				 PERF_FORMAT_ID | PERF_FORMAT_GROUP | PERF_FORMAT_LOST)
 
+/* @m is refused with @err; @why says why (PMUCTX_PERF_DEBUG). */
+void perf_map_refuse(struct perf_map *m, int err, const char *why);
+
 /*
  * Map @pa (already size-checked into a full struct) for target @pid on
  * @cpu with perf_event_open @flags.  @evdb_get opens the event database

@@ -247,6 +247,17 @@ void shim_drain_signalled(const siginfo_t *info)
 		drain_all();
 }
 
+/*
+ * @r, just taken out of @ev->ring: @ev's hold on it goes once no drain of
+ * @ev runs.  Returns with @ev's ring_busy held.
+ */
+static void drop_ring_hold(struct shim_event *ev, struct perf_ring *r)
+{
+	while (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	perf_ring_free(r);
+}
+
 /* The event ends: its hold on its ring goes once no drain of it runs. */
 static void release_ring(struct shim_event *ev)
 {
@@ -255,9 +266,7 @@ static void release_ring(struct shim_event *ev)
 	if (!r)
 		return;
 	__atomic_sub_fetch(&rings, 1, __ATOMIC_RELEASE);
-	while (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
-	perf_ring_free(r);
+	drop_ring_hold(ev, r);
 }
 
 static struct pmuctx_evdb *shim_evdb;
@@ -416,35 +425,25 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	memcpy(&pa, uattr, size);
 	perf_map_attr(&pa, pid, cpu, flags, evdb_get, &m);
 	if (m.route == PERF_MAP_PMUCTX && m.task_on_cpu && cpu >= sysconf(_SC_NPROCESSORS_CONF)) {
-		m.route = PERF_MAP_REFUSED;
-		m.err = EINVAL;
-		m.why = "no such CPU";
+		perf_map_refuse(&m, EINVAL, "no such CPU");
 	}
 	idle = m.route == PERF_MAP_PMUCTX && m.task_on_cpu && cpu != first_cpu();
 	if (m.route == PERF_MAP_PMUCTX && (pa.sample_type & PERF_SAMPLE_CPU) &&
 	    !(module_features() & PMUCTX_FEAT_SAMPLE_CPU)) {
-		m.route = PERF_MAP_REFUSED;
-		m.err = EOPNOTSUPP;
-		m.why = "this pmuctx module's samples do not name their CPU";
+		perf_map_refuse(&m, EOPNOTSUPP, "this pmuctx module's samples do not name their CPU");
 	}
 	if (m.route == PERF_MAP_PMUCTX && (pa.sample_type & PERF_SAMPLE_CALLCHAIN) &&
 	    !(module_features() & PMUCTX_FEAT_CALLCHAIN)) {
-		m.route = PERF_MAP_REFUSED;
-		m.err = EOPNOTSUPP;
-		m.why = "this pmuctx module's samples carry no call chain";
+		perf_map_refuse(&m, EOPNOTSUPP, "this pmuctx module's samples carry no call chain");
 	}
 
 	if (group_fd != -1) {
 		leader = lookup(group_fd);
 		if ((m.route == PERF_MAP_PMUCTX) != (leader != NULL)) {
 			/* a pmuctx counter and a kernel event cannot share a group */
-			m.route = PERF_MAP_REFUSED;
-			m.err = EINVAL;
-			m.why = "group mixes a pmuctx counter with a kernel perf event";
+			perf_map_refuse(&m, EINVAL, "group mixes a pmuctx counter with a kernel perf event");
 		} else if (leader && leader->idle != idle) {
-			m.route = PERF_MAP_REFUSED;
-			m.err = EINVAL;
-			m.why = "a group's events are on one CPU";
+			perf_map_refuse(&m, EINVAL, "a group's events are on one CPU");
 		}
 	}
 	if (m.route == PERF_MAP_KERNEL) {
@@ -712,9 +711,7 @@ static int shim_set_output(struct shim_event *ev, int out_fd)
 	}
 	shim_unlock(&table_lock, &saved);
 	if (r) {
-		while (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
-			sched_yield();
-		perf_ring_free(r);
+		drop_ring_hold(ev, r);
 		__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
 	}
 	/* what it sampled before is the new ring's too */
