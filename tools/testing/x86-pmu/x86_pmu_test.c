@@ -986,6 +986,75 @@ static void test_hostile(void)
 	   (unsigned long long)writes, (unsigned long long)gps);
 }
 
+/* ---------- the emulator's own flags (patch 0003) ---------- */
+
+#define FLAGS_ARITH	0x8d5UL		/* OF SF ZF AF PF CF */
+#define FLAGS_ZF	0x40UL
+
+/*
+ * The flags a cmp of @a with @b leaves, then those a cmpxchg16b (@wide)
+ * or cmpxchg8b that succeeds right after it, in the same translation
+ * block, leaves: all but ZF are the cmp's.  The popfq ends the block
+ * before, so the block starts with QEMU's lazy flags in their "the flags
+ * are CC_SRC" state; the cmp then puts @b in CC_SRC.
+ */
+static void cmp_then_cmpxchg(uint64_t a, uint64_t b, int wide,
+			     unsigned long *after_cmp, unsigned long *after_xchg)
+{
+	static uint64_t slot[2] __attribute__((aligned(16)));
+	uint64_t lo = 0, hi = 0;
+
+	asm volatile("cmp %[b], %[a]\n\tpushfq\n\tpop %[f]"
+		     : [f] "=r" (*after_cmp) : [a] "r" (a), [b] "r" (b) : "cc");
+	slot[0] = slot[1] = 0;
+	if (wide)
+		asm volatile("pushfq\n\tpopfq\n\t"
+			     "cmp %[b], %[a]\n\t"
+			     "lock cmpxchg16b %[m]\n\t"
+			     "pushfq\n\tpop %[f]"
+			     : [f] "=&r" (*after_xchg), [m] "+m" (slot), "+a" (lo), "+d" (hi)
+			     : [a] "r" (a), [b] "r" (b), "b" (1UL), "c" (1UL)
+			     : "cc", "memory");
+	else
+		asm volatile("pushfq\n\tpopfq\n\t"
+			     "cmp %[b], %[a]\n\t"
+			     "lock cmpxchg8b %[m]\n\t"
+			     "pushfq\n\tpop %[f]"
+			     : [f] "=&r" (*after_xchg), [m] "+m" (slot[0]), "+a" (lo), "+d" (hi)
+			     : [a] "r" (a), [b] "r" (b), "b" (1UL), "c" (1UL)
+			     : "cc", "memory");
+}
+
+/*
+ * QEMU 7.2 computed these two instructions' flags from a stale cc_op:
+ * EFLAGS became half of the cmp's operand, trap flag included, and the
+ * guest kernel took single-step traps after SLUB's cmpxchg16b.
+ */
+static void test_cmpxchg_flags(void)
+{
+	static const uint64_t operands[][2] = {
+		{ 0, 0x12345678fffff3ffULL }, { 1, 2 }, { 5, 5 },
+		{ 0x8000000000000000ULL, 1 }, { 7, 0xffff888004ccf300ULL },
+	};
+	unsigned int i, wide, bad = 0;
+
+	for (wide = 0; wide < 2; wide++)
+		for (i = 0; i < sizeof(operands) / sizeof(operands[0]); i++) {
+			unsigned long cmp, xchg;
+
+			cmp_then_cmpxchg(operands[i][0], operands[i][1], wide, &cmp, &xchg);
+			if ((xchg & FLAGS_ARITH) != ((cmp & FLAGS_ARITH) | FLAGS_ZF) ||
+			    (xchg & ~FLAGS_ARITH) != (cmp & ~FLAGS_ARITH)) {
+				diag("cmpxchg%s after cmp %#llx, %#llx: flags %#lx, the cmp's %#lx",
+				     wide ? "16b" : "8b", (unsigned long long)operands[i][0],
+				     (unsigned long long)operands[i][1], xchg, cmp);
+				bad++;
+			}
+		}
+	ok(!bad, "cmpxchg8b and cmpxchg16b after a cmp keep the cmp's flags but ZF (%u of 10 wrong)",
+	   bad);
+}
+
 static void sysctl(const char *path, const char *v)
 {
 	int fd = open(path, O_WRONLY);
@@ -1018,6 +1087,7 @@ int main(void)
 	test_pce();
 	test_msrs();
 	test_hostile();
+	test_cmpxchg_flags();
 	printf("1..%d\n", test_no);
 	printf("# %d of %d failed\n", failures, test_no);
 	return failures ? 1 : 0;
