@@ -28,6 +28,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/workqueue.h>
 #include <asm/apic.h>
 #include <asm/cpufeature.h>
@@ -153,17 +154,25 @@ static enum cpuhp_state perfmon_hp_state = CPUHP_INVALID;
 
 /*
  * Ownership of the PMU (perfmon_take(), perfmon_give_back_work()).
- * @perfmon_users: originals that event_init accepted and that are not
- * freed yet (their clones hold them), so no counter of pmuctx can be on
- * any PMU when it is 0.  It goes from 0 to 1 only under
- * @perfmon_own_mutex with the PMU owned; any context decrements it.
+ * @perfmon_users: per CPU, the originals event_init accepted there minus
+ * those freed there (their clones hold them); no counter of pmuctx can
+ * be on any PMU when the sum is 0.  One atomic for all CPUs was a line
+ * every hardware open and last close wrote (issue 26).  Counted without
+ * the mutex only inside an RCU read-side section that saw @perfmon_held
+ * set; otherwise under @perfmon_own_mutex, which then sets it.  The sum
+ * is exact once the give-back check has cleared @perfmon_held and waited
+ * for a grace period (kernel/users.c makes the same argument).
+ * @perfmon_last_put: per CPU, the jiffies of its last put; the PMU goes
+ * back PERFMON_GIVE_BACK_DELAY after the latest.
  * @perfmon_owned: the counters are reserved, the NMI handler registered
  * and every online CPU's LVTPC ours; written under the mutex and
  * cpus_read_lock() (so the hotplug callbacks, which run under the
  * hotplug lock, see it stable), read under either.
  */
 static DEFINE_MUTEX(perfmon_own_mutex);
-static atomic_t perfmon_users = ATOMIC_INIT(0);
+static DEFINE_PER_CPU(long, perfmon_users);
+static DEFINE_PER_CPU(unsigned long, perfmon_last_put);
+static bool perfmon_held;
 static bool perfmon_owned;
 static int perfmon_take(void);
 static void perfmon_give_back_work(struct work_struct *work);
@@ -289,12 +298,14 @@ static int perfmon_event_init(struct pmuctx_counter *c)
 	return perfmon_take();
 }
 
-/* The last put of an accepted original (any context). */
+/* The last put of an accepted original (any context but NMI). */
 static void perfmon_event_destroy(struct pmuctx_counter *c)
 {
-	if (atomic_dec_and_test(&perfmon_users))
-		mod_delayed_work(system_wq, &perfmon_give_back,
-				 PERFMON_GIVE_BACK_DELAY);
+	this_cpu_write(perfmon_last_put, jiffies);
+	this_cpu_dec(perfmon_users);
+	if (!delayed_work_pending(&perfmon_give_back))
+		queue_delayed_work(system_wq, &perfmon_give_back,
+				   PERFMON_GIVE_BACK_DELAY);
 }
 
 /*
@@ -830,8 +841,13 @@ static int perfmon_take(void)
 {
 	int err = 0;
 
-	if (atomic_inc_not_zero(&perfmon_users))
+	rcu_read_lock();
+	if (likely(READ_ONCE(perfmon_held))) {
+		this_cpu_inc(perfmon_users);
+		rcu_read_unlock();
 		return 0;
+	}
+	rcu_read_unlock();
 	mutex_lock(&perfmon_own_mutex);
 	if (!perfmon_owned) {
 		if (!perfmon_reserve()) {
@@ -851,7 +867,8 @@ static int perfmon_take(void)
 		perfmon_owned = true;
 		cpus_read_unlock();
 	}
-	atomic_inc(&perfmon_users);
+	this_cpu_inc(perfmon_users);
+	WRITE_ONCE(perfmon_held, true);
 out:
 	mutex_unlock(&perfmon_own_mutex);
 	return err;
@@ -862,6 +879,7 @@ static void perfmon_disown(void)
 {
 	int cpu;
 
+	WRITE_ONCE(perfmon_held, false);
 	cpus_read_lock();
 	on_each_cpu(perfmon_cpu_give_back, NULL, 1);
 	perfmon_owned = false;
@@ -873,11 +891,41 @@ static void perfmon_disown(void)
 	perfmon_release(perfmon_desc.nr_general);
 }
 
+/*
+ * A second after the latest put: clear @perfmon_held, wait until every
+ * take that saw it set has counted itself, and give the PMU back if the
+ * sum is 0.  A put racing with the sum can make that a little sooner
+ * than a second after it; never while a counter lives.
+ */
 static void perfmon_give_back_work(struct work_struct *work)
 {
+	unsigned long latest = 0, due;
+	long users = 0;
+	int cpu;
+
 	mutex_lock(&perfmon_own_mutex);
-	if (perfmon_owned && !atomic_read(&perfmon_users))
+	if (!perfmon_owned)
+		goto out;
+	for_each_possible_cpu(cpu) {
+		unsigned long t = READ_ONCE(per_cpu(perfmon_last_put, cpu));
+
+		if (time_after(t, latest))
+			latest = t;
+	}
+	due = latest + PERFMON_GIVE_BACK_DELAY;
+	if (time_before(jiffies, due)) {
+		queue_delayed_work(system_wq, &perfmon_give_back, due - jiffies);
+		goto out;
+	}
+	WRITE_ONCE(perfmon_held, false);
+	synchronize_rcu();
+	for_each_possible_cpu(cpu)
+		users += READ_ONCE(per_cpu(perfmon_users, cpu));
+	if (users > 0)
+		WRITE_ONCE(perfmon_held, true);
+	else
 		perfmon_disown();
+out:
 	mutex_unlock(&perfmon_own_mutex);
 }
 
