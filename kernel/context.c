@@ -375,8 +375,31 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_range += delta;
 	if (c->attr.sample_period)
 		ctx->nr_sampling += delta;
-	if (pmuctx_counter_counts_faults(c))
+	if (pmuctx_counter_counts_faults(c)) {
 		ctx->nr_fault_counters += delta;
+		/*
+		 * Swaps re-base the fault snapshot only while something counts
+		 * faults: the first fault counter of a running context credits
+		 * the holder's faults against the snapshot it has (maybe an
+		 * earlier holder's, an offset the clock has carried since) and
+		 * takes the holder's own, from one reading.
+		 */
+		if (delta > 0 && ctx->nr_fault_counters == 1 &&
+		    ctx->clocks_running && ctx->task) {
+			/* The holder may fault on its CPU: one reading each. */
+			u64 minflt = data_race(READ_ONCE(ctx->task->min_flt));
+			/* Likewise. */
+			u64 majflt = data_race(READ_ONCE(ctx->task->maj_flt));
+
+			ctx->clock[PMUCTX_CLK_MINFLT] += minflt -
+							 ctx->snap[PMUCTX_CLK_MINFLT];
+			ctx->clock[PMUCTX_CLK_MAJFLT] += majflt -
+							 ctx->snap[PMUCTX_CLK_MAJFLT];
+			ctx->snap[PMUCTX_CLK_MINFLT] = minflt;
+			ctx->snap[PMUCTX_CLK_MAJFLT] = majflt;
+			pmuctx_faults_snapped(ctx, ctx->task);
+		}
+	}
 	if (pmuctx_counter_counts_migrations(c)) {
 		ctx->nr_migration_counters += delta;
 		/*
@@ -415,6 +438,7 @@ void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
 	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
 	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+	pmuctx_faults_snapped(ctx, t);
 }
 
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)
@@ -431,6 +455,7 @@ void pmuctx_ctx_fold_holder(struct pmuctx_context *ctx)
 	pmuctx_ctx_assert_owned(ctx);
 	if (!ctx->clocks_running)
 		return;
+	pmuctx_check_faults_fold(ctx, ctx->task);
 	pmuctx_ctx_holder_clocks(ctx, ctx->clock);
 	ctx->clocks_running = false;
 }

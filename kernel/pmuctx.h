@@ -256,6 +256,14 @@ struct pmuctx_context {
 	 */
 	u64 snap[PMUCTX_NR_CLOCKS];
 	/*
+	 * Kernels that check invariants (PMUCTX_CHECK_INVARIANTS): the task
+	 * whose fault counts @snap holds, compared, never dereferenced.
+	 * While the context has a fault counter, every fold of faults
+	 * subtracts @snap from that task's counts (testing.rst, "Thread
+	 * families that counted more faults than the process").
+	 */
+	const struct task_struct *snap_faults_of;
+	/*
 	 * The largest time any reader was told.  local_clock() of two CPUs
 	 * may disagree (a reader elsewhere than the holder, a holder that
 	 * migrated): no read may go below an earlier one.
@@ -720,6 +728,23 @@ static __always_inline u64 pmuctx_periods_ended(struct pmuctx_counter *c,
  */
 #define PMUCTX_CHECK_INVARIANTS \
 	(IS_ENABLED(CONFIG_PROVE_LOCKING) || IS_ENABLED(CONFIG_KCSAN))
+
+/* @ctx's fault snapshot is @t's from now (PMUCTX_CHECK_INVARIANTS). */
+static __always_inline void pmuctx_faults_snapped(struct pmuctx_context *ctx,
+						  const struct task_struct *t)
+{
+	if (PMUCTX_CHECK_INVARIANTS)
+		ctx->snap_faults_of = t;
+}
+
+/* A fold of @t's faults into @ctx subtracts @t's own snapshot. */
+static __always_inline void pmuctx_check_faults_fold(const struct pmuctx_context *ctx,
+						     const struct task_struct *t)
+{
+	if (PMUCTX_CHECK_INVARIANTS && ctx->nr_fault_counters)
+		WARN_ONCE(ctx->snap_faults_of != t,
+			  "pmuctx: a context folds faults against another task's snapshot\n");
+}
 
 #define PMUCTX_REBASE_FAULTS		BIT(0)
 #define PMUCTX_REBASE_MIGRATIONS	BIT(1)

@@ -99,6 +99,7 @@ static __always_inline void pmuctx_hook_release(struct pmuctx_context *ctx,
 static __always_inline void pmuctx_fold_faults(struct pmuctx_context *ctx,
 					       struct task_struct *t)
 {
+	pmuctx_check_faults_fold(ctx, t);
 	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(t->min_flt) -
 					 ctx->snap[PMUCTX_CLK_MINFLT];
 	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(t->maj_flt) -
@@ -111,6 +112,7 @@ static __always_inline void pmuctx_snap_faults(struct pmuctx_context *ctx,
 {
 	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
 	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+	pmuctx_faults_snapped(ctx, t);
 }
 
 /* @t's migrations while it waited (since @link's last switch out), to @ctx. */
