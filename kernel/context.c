@@ -375,6 +375,9 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		ctx->nr_range += delta;
 	if (c->attr.sample_period)
 		ctx->nr_sampling += delta;
+	if ((c->attr.flags & PMUCTX_ATTR_CALLCHAIN) &&
+	    !(c->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
+		WRITE_ONCE(ctx->nr_kernel_chains, ctx->nr_kernel_chains + delta);
 	if (pmuctx_counter_counts_faults(c)) {
 		ctx->nr_fault_counters += delta;
 		/*

@@ -89,7 +89,8 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		info.features |= hw->features | PMUCTX_FEAT_MULTIPLEX;
 		if ((hw->features & PMUCTX_FEAT_OVERFLOW) &&
 		    !(hw->features & PMUCTX_FEAT_PERF_EVENTS))
-			info.features |= PMUCTX_FEAT_FREQ;
+			info.features |= PMUCTX_FEAT_FREQ |
+					 PMUCTX_FEAT_KERNEL_CALLCHAIN;
 	} else {
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}

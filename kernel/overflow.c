@@ -109,11 +109,19 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		s->period = period;
 		s->cpu = smp_processor_id();
 		s->nr_callchain = 0;
-		if (ring->chains)
-			s->nr_callchain =
+		if (ring->chains) {
+			u64 *chain = ring->chains[idx];
+			unsigned int k = 0;
+
+			/* Kernel regs only where the counter counts the kernel. */
+			if (regs && !user_mode(regs))
+				k = pmuctx_kernel_callchain(regs, chain,
+							    PMUCTX_KERNEL_CALLCHAIN_MAX);
+			s->nr_callchain = k +
 				pmuctx_user_callchain(pmuctx_user_regs(regs),
-						      ring->chains[idx],
-						      PMUCTX_CALLCHAIN_MAX);
+						      chain + k,
+						      PMUCTX_CALLCHAIN_MAX - k);
+		}
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);

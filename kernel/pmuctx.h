@@ -132,6 +132,14 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
 /* callchain.c: @regs' user call chain into @ips; the entries written. */
 unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
 				   unsigned int max);
+/* callchain.c: kernel-mode @regs' kernel call chain into @ips. */
+unsigned int pmuctx_kernel_callchain(struct pt_regs *regs, u64 *ips,
+				     unsigned int max);
+/* A walk of the stack @regs interrupted, taken where they were live. */
+void pmuctx_lend_kernel_walk(const struct pt_regs *regs,
+			     const unsigned long *walk, unsigned int nr);
+/* Entries of a stack walk: the handler's own frames, then the chain's. */
+#define PMUCTX_KERNEL_WALK	(PMUCTX_KERNEL_CALLCHAIN_MAX + 24)
 
 extern const struct pmuctx_hw_desc *pmuctx_hw;
 /* The native backend's handoff_fold, called directly (no retpoline). */
@@ -280,6 +288,12 @@ struct pmuctx_context {
 	unsigned int nr_fault_counters;
 	/* Sampling counters (a period of their own is on the PMU). */
 	unsigned int nr_sampling;
+	/*
+	 * PMUCTX_ATTR_CALLCHAIN counters that count the kernel: the x86
+	 * overflow NMI walks the kernel stack for them (read there without
+	 * a lock: a stale value only walks once too often or too few).
+	 */
+	unsigned int nr_kernel_chains;
 	unsigned int nr_migration_counters;
 	/* PMUCTX_REBASE_*: what a swap re-bases, one test when nothing. */
 	u8 rebase;

@@ -29,6 +29,7 @@
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
+#include <linux/stacktrace.h>
 #include <linux/workqueue.h>
 #include <asm/apic.h>
 #include <asm/cpufeature.h>
@@ -125,7 +126,10 @@ static const u16 perfmon_arch_events[] = {
  *
  * The rest is the NMI's hand-off to perfmon_pmi_work(): the NMI writes
  * it, the irq_work on the same CPU reads it under @regs_seq (odd while
- * the NMI writes).
+ * the NMI writes).  @kwalk: a walk of the kernel stack, taken in the NMI
+ * when it interrupted the kernel under a context whose counters want
+ * kernel call chains (the irq_work runs on another stack); @kwalk_held:
+ * the irq_work's copy of it (IRQs off), off the IRQ stack.
  */
 struct perfmon_cpu {
 	u64 ctrl;
@@ -140,6 +144,9 @@ struct perfmon_cpu {
 	struct task_struct *regs_task;
 	u64 regs_ctx_seq;
 	struct pt_regs regs;
+	unsigned int nr_kwalk;
+	unsigned long kwalk[PMUCTX_KERNEL_WALK];
+	unsigned long kwalk_held[PMUCTX_KERNEL_WALK];
 	struct irq_work work;
 };
 
@@ -679,7 +686,7 @@ static void perfmon_pmi_work(struct irq_work *work)
 	struct pmuctx_context *rctx;
 	struct task_struct *rtask;
 	struct pt_regs regs, *r = NULL;
-	unsigned int seq;
+	unsigned int seq, nr_kwalk;
 	u64 rseq;
 
 	if (!ctx)
@@ -691,6 +698,8 @@ static void perfmon_pmi_work(struct irq_work *work)
 		rctx = pc->regs_ctx;
 		rtask = pc->regs_task;
 		rseq = pc->regs_ctx_seq;
+		nr_kwalk = min_t(unsigned int, pc->nr_kwalk, PMUCTX_KERNEL_WALK);
+		memcpy(pc->kwalk_held, pc->kwalk, nr_kwalk * sizeof(pc->kwalk[0]));
 		barrier();
 	} while ((seq & 1) || seq != READ_ONCE(pc->regs_seq));
 
@@ -698,8 +707,12 @@ static void perfmon_pmi_work(struct irq_work *work)
 	if (ctx->loaded_cpu == smp_processor_id()) {
 		if (rctx == ctx && rseq == ctx->seq && rtask == current)
 			r = &regs;
+		if (r && nr_kwalk)
+			pmuctx_lend_kernel_walk(r, pc->kwalk_held, nr_kwalk);
 		perfmon_fold_slots(ctx, r, perfmon_throttle_floor(pc), NULL,
 				   false);
+		if (r && nr_kwalk)
+			pmuctx_lend_kernel_walk(NULL, NULL, 0);
 		pmuctx_ctx_update_user_pages(ctx);
 	}
 	pmuctx_ctx_unlock(ctx);
@@ -740,6 +753,10 @@ static int perfmon_nmi(unsigned int cmd, struct pt_regs *regs)
 	pc->regs_task = current;
 	/* Written on this CPU only, which this NMI interrupted. */
 	pc->regs_ctx_seq = ctx ? data_race(READ_ONCE(ctx->seq)) : 0;
+	pc->nr_kwalk = 0;
+	/* Written under ctx->lock, which this NMI may have interrupted. */
+	if (ctx && !user_mode(regs) && data_race(READ_ONCE(ctx->nr_kernel_chains)))
+		pc->nr_kwalk = stack_trace_save(pc->kwalk, PMUCTX_KERNEL_WALK, 0);
 	barrier();
 	WRITE_ONCE(pc->regs_seq, pc->regs_seq + 1);
 

@@ -140,8 +140,9 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 		return;
 	}
 	/*
-	 * The module walks the user stack's frame records; the kernel's
-	 * part of a chain would need the kernel's unwinder.
+	 * The module walks the user stack's frame records and, for a
+	 * counter that counts the kernel, the kernel's stack with the
+	 * kernel's unwinder; a chain without its user part is not offered.
 	 */
 	if (pa->sample_type & PERF_SAMPLE_CALLCHAIN) {
 		if (pa->exclude_callchain_user) {

@@ -284,28 +284,41 @@ static uint16_t sample_mode(const struct ring_format *fmt, uint64_t ip)
 }
 
 /*
- * PERF_SAMPLE_CALLCHAIN: perf's context markers and the module's user
- * chain (its PC first), at most @fmt's max_stack entries; a kernel-mode
- * sample's kernel part is its PC alone.
+ * PERF_SAMPLE_CALLCHAIN: perf's context markers and the module's chain,
+ * at most @fmt's max_stack entries of each part.  A kernel-mode sample's
+ * chain starts with its kernel part (kernel addresses, the PC first:
+ * PMUCTX_FEAT_KERNEL_CALLCHAIN); without one (an older module, the
+ * perf-events backend) the kernel part is the PC alone.  The user part
+ * follows, its PC first.
  */
 static size_t put_callchain(const struct ring_format *fmt, const struct chained_sample *cs,
 			    uint64_t *w)
 {
-	unsigned int nr = cs->s.nr_callchain, max = fmt->max_stack;
+	unsigned int nr = cs->s.nr_callchain, max = fmt->max_stack, k = 0, u;
 	size_t n = 1;
 
-	if (sample_mode(fmt, cs->s.ip) == PERF_RECORD_MISC_KERNEL) {
-		w[n++] = PERF_CONTEXT_KERNEL;
-		w[n++] = cs->s.ip;
-	}
 	if (nr > PMUCTX_CALLCHAIN_MAX)
 		nr = PMUCTX_CALLCHAIN_MAX;
-	if (max && nr > max)
-		nr = max;
-	if (nr) {
+	if (sample_mode(fmt, cs->s.ip) == PERF_RECORD_MISC_KERNEL) {
+		while (k < nr && cs->chain[k] >> 63)
+			k++;
+		w[n++] = PERF_CONTEXT_KERNEL;
+		if (k) {
+			unsigned int shown = max && k > max ? max : k;
+
+			memcpy(&w[n], cs->chain, shown * sizeof(uint64_t));
+			n += shown;
+		} else {
+			w[n++] = cs->s.ip;
+		}
+	}
+	u = nr - k;
+	if (max && u > max)
+		u = max;
+	if (u) {
 		w[n++] = PERF_CONTEXT_USER;
-		memcpy(&w[n], cs->chain, nr * sizeof(uint64_t));
-		n += nr;
+		memcpy(&w[n], cs->chain + k, u * sizeof(uint64_t));
+		n += u;
 	}
 	w[0] = n - 1;
 	return n;

@@ -36,6 +36,8 @@
 #define PMUCTX_FEAT_SAMPLE_CPU	(1ULL << 9)
 /* PMUCTX_ATTR_CALLCHAIN. */
 #define PMUCTX_FEAT_CALLCHAIN	(1ULL << 10)
+/* A kernel-mode sample's chain starts with its kernel part (native backends). */
+#define PMUCTX_FEAT_KERNEL_CALLCHAIN (1ULL << 11)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -158,7 +160,9 @@ struct pmuctx_slice_stats {
 #define PMUCTX_ATTR_FREQ		(1ULL << 8)
 /*
  * Samples carry the task's user call chain (frame pointers), up to
- * PMUCTX_CALLCHAIN_MAX entries (PMUCTX_IOC_SAMPLES).
+ * PMUCTX_CALLCHAIN_MAX entries (PMUCTX_IOC_SAMPLES); a counter that
+ * counts the kernel gets a kernel-mode sample's kernel chain first
+ * (PMUCTX_FEAT_KERNEL_CALLCHAIN).
  */
 #define PMUCTX_ATTR_CALLCHAIN		(1ULL << 9)
 #define PMUCTX_ATTR_ALL			((1ULL << 10) - 1)
@@ -256,13 +260,18 @@ struct pmuctx_sample {
 	/* The CPU the overflow was taken on.  Only with sample_size >= 48. */
 	__u32 cpu;
 	/*
-	 * PMUCTX_ATTR_CALLCHAIN: the entries of the user call chain that
-	 * follow this struct in the caller's sample (sample_size - 48 bytes
-	 * of room): the user PC, then return addresses, innermost first.
+	 * PMUCTX_ATTR_CALLCHAIN: the entries of the call chain that follow
+	 * this struct in the caller's sample (sample_size - 48 bytes of
+	 * room), innermost first: for a kernel-mode sample of a counter that
+	 * counts the kernel, the kernel PC and the kernel return addresses
+	 * (kernel addresses, at most PMUCTX_KERNEL_CALLCHAIN_MAX); then the
+	 * user PC and the user return addresses.
 	 */
 	__u32 nr_callchain;
 };
 
+/* The most kernel entries at the start of a sample's call chain. */
+#define PMUCTX_KERNEL_CALLCHAIN_MAX	32
 /* The most entries a sample's call chain holds. */
 #define PMUCTX_CALLCHAIN_MAX	64
 

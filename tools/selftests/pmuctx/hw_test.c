@@ -482,6 +482,69 @@ TEST(samples_carry_the_user_call_chain)
 }
 
 /*
+ * A counter that counts the kernel (root here) asks for chains: its
+ * kernel-mode samples start with the kernel's chain (the interrupted
+ * kernel PC first, then its callers, kernel addresses only), and the
+ * user's follows (user addresses only, from the user PC of the syscall);
+ * its user-mode samples have no kernel part.  The x86 backend walks in
+ * its overflow NMI, arm64's in the overflow interrupt.
+ */
+TEST(kernel_samples_carry_the_kernel_call_chain_first)
+{
+	static struct chained_sample buf[64];
+	struct pmuctx_samples_read sr;
+	int fd, rounds, i, kernel = 0, whole = 0, callers = 0, deepest = 0;
+	unsigned int j, k;
+
+	if (!have_pmu())
+		SKIP(return, "needs a hardware PMU");
+	if (!(pmu_features() & PMUCTX_FEAT_KERNEL_CALLCHAIN))
+		SKIP(return, "no kernel call chains on this backend");
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_DISABLED | PMUCTX_ATTR_CALLCHAIN, 1 << 16, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	for (rounds = 0; rounds < 8 && kernel < 16; rounds++) {
+		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+		for (i = 0; i < 2000; i++)
+			syscall(SYS_getppid);
+		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+		ASSERT_EQ(0, pmuctx_take_samples(fd, buf, sizeof(buf[0]), 64, &sr));
+		for (i = 0; i < (int)sr.nr; i++) {
+			struct chained_sample *c = &buf[i];
+
+			ASSERT_GE(PMUCTX_CALLCHAIN_MAX, c->s.nr_callchain);
+			for (k = 0; k < c->s.nr_callchain && c->chain[k] >> 63; k++)
+				;
+			for (j = k; j < c->s.nr_callchain; j++)
+				EXPECT_EQ(0, c->chain[j] >> 63) TH_LOG("kernel entry %u after user ones", j);
+			if (!(c->s.ip >> 63)) {
+				EXPECT_EQ(0, k) TH_LOG("a user-mode sample with a kernel part");
+				continue;
+			}
+			kernel++;
+			EXPECT_GE(PMUCTX_KERNEL_CALLCHAIN_MAX, k);
+			callers += k >= 2;
+			/* the PC of syscall entry code has no kernel caller */
+			if (k && c->chain[0] == c->s.ip && c->s.nr_callchain > k)
+				whole++;
+			else
+				TH_LOG("kernel-mode sample at %#llx: %u kernel entries of %u (first %#llx)",
+				       (unsigned long long)c->s.ip, k, c->s.nr_callchain,
+				       (unsigned long long)(c->s.nr_callchain ? c->chain[0] : 0));
+			if ((int)k > deepest)
+				deepest = k;
+		}
+	}
+	close(fd);
+	TH_LOG("%d kernel-mode samples in %d rounds: %d with the PC and a user part, %d with kernel callers; deepest kernel part %d",
+	       kernel, rounds, whole, callers, deepest);
+	EXPECT_LE(16, kernel);
+	EXPECT_LE(kernel - kernel / 8, whole);
+	/* getppid's path: entry, do_syscall_64, the syscall, ... */
+	EXPECT_LE(kernel / 2, callers);
+	EXPECT_LE(3, deepest);
+}
+
+/*
  * A loop run with the frame pointer set to @fp: whatever the stack says,
  * the module's walk must end, never fault, and give user addresses only.
  */

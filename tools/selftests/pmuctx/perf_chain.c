@@ -5,19 +5,30 @@
  * instructions N times (argv[1]).  Built with frame pointers, each
  * function on its own (no inlining, no tail call), so every sample in the
  * loop has the chain chain_inner, chain_outer, main, as perf record -g
- * (frame pointers) reports it.  Static, as perf_loop.
+ * (frame pointers) reports it.  With a second argument, chain_inner
+ * makes N getppid system calls instead: samples in the kernel then carry
+ * the kernel's chain before those callers.  Static, as perf_loop.
  */
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "user_loop.h"
 
 /* chain_inner's frame: taking its address gives the leaf a frame record */
 void *volatile chain_inner_frame;
 
+static int in_kernel;
+
 __attribute__((noinline)) static void chain_inner(unsigned long n)
 {
 	chain_inner_frame = __builtin_frame_address(0);
-	two_instruction_loop(n);
+	if (!in_kernel) {
+		two_instruction_loop(n);
+		return;
+	}
+	while (n--)
+		syscall(SYS_getppid);
 }
 
 __attribute__((noinline)) static void chain_outer(unsigned long n)
@@ -28,6 +39,7 @@ __attribute__((noinline)) static void chain_outer(unsigned long n)
 
 int main(int argc, char **argv)
 {
+	in_kernel = argc > 2;
 	chain_outer(argc > 1 ? strtoul(argv[1], NULL, 0) : 1000000);
 	return 0;
 }

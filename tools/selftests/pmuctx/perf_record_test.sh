@@ -153,6 +153,30 @@ outer=$(grep -m1 '\] chain_outer' "$T/rep" | tr -s ' ')
 check "perf report --children: chain_outer has all of the samples as a caller ($outer)" \
 	"echo '$outer' | grep -q '^ *100\.00% *0\.00% '"
 
+# ---- kernel call chains (perf record -g on cycles, kernel included) ----
+# perf_chain 20000 k: the loop is getppid system calls.  A sample taken
+# in a system call has the kernel's chain (the entry among it: kernel
+# addresses) and then the user's (user addresses, down to main for the
+# loop's), but in do_exit, whose task has no user registers left; perf
+# script -F ip,sym prints an address and a symbol a frame.
+kentry='do_syscall_64|invoke_syscall|el0_svc_common'
+$pin $P exec -- perf record -g -e cycles -c 100000 -o "$T/gk.data" -- "$CHAIN" 20000 k \
+	> "$T/rec" 2> "$T/err"
+rc=$?
+check "perf record -g -e cycles (kernel too) exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+perf script -i "$T/gk.data" -F ip,sym > "$T/script" 2>> "$T/err"
+set -- $(awk -v k="^($kentry)\$" 'BEGIN { RS = "" }
+	{ e = u = m = x = 0
+	  for (i = 2; i <= NF; i += 2) {
+		if ($i ~ k) e = 1
+		else if (e && $(i - 1) !~ /^ffff/) u = 1
+		m += $i == "main"; x += $i ~ /^do_exit$/
+	  } }
+	e && !x { s++ } e && !x && u { n++ } e && !x && m { l++ }
+	END { print s + 0, n + 0, l + 0 }' "$T/script")
+check "perf script: samples in system calls go on into user space ($2 of $1; $3 down to main)" \
+	"[ '$1' -ge 10 ] && [ '$2' = '$1' ] && [ \$(($3 * 2)) -ge '$1' ]"
+
 # ---- each sample's CPU (--sample-cpu), the last ----
 sort="--sort cpu"
 rec_report cpu 3000000 -e $rec_event -c 100000 --sample-cpu
