@@ -288,8 +288,9 @@ static uint16_t sample_mode(const struct ring_format *fmt, uint64_t ip)
  * at most @fmt's max_stack entries of each part.  A kernel-mode sample's
  * chain starts with its kernel part (kernel addresses, the PC first:
  * PMUCTX_FEAT_KERNEL_CALLCHAIN); without one (an older module, the
- * perf-events backend) the kernel part is the PC alone.  The user part
- * follows, its PC first.
+ * perf-events backend) the kernel part is the PC alone; with
+ * exclude_callchain_kernel (perf record --user-callchains) there is none.
+ * The user part follows, its PC first.
  */
 static size_t put_callchain(const struct ring_format *fmt, const struct chained_sample *cs,
 			    uint64_t *w)
@@ -302,14 +303,16 @@ static size_t put_callchain(const struct ring_format *fmt, const struct chained_
 	if (sample_mode(fmt, cs->s.ip) == PERF_RECORD_MISC_KERNEL) {
 		while (k < nr && cs->chain[k] >> 63)
 			k++;
-		w[n++] = PERF_CONTEXT_KERNEL;
-		if (k) {
-			unsigned int shown = max && k > max ? max : k;
+		if (!fmt->kernel_chain_excluded) {
+			w[n++] = PERF_CONTEXT_KERNEL;
+			if (k) {
+				unsigned int shown = max && k > max ? max : k;
 
-			memcpy(&w[n], cs->chain, shown * sizeof(uint64_t));
-			n += shown;
-		} else {
-			w[n++] = cs->s.ip;
+				memcpy(&w[n], cs->chain, shown * sizeof(uint64_t));
+				n += shown;
+			} else {
+				w[n++] = cs->s.ip;
+			}
 		}
 	}
 	u = nr - k;

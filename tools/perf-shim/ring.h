@@ -26,6 +26,7 @@ struct ring_format {
 	uint64_t id;		/* the counter's id: PERF_SAMPLE_ID, LOST records */
 	bool sample_id_all;	/* LOST records end with the sample's id fields */
 	bool kernel_excluded;	/* every sample is a user-mode one */
+	bool kernel_chain_excluded;	/* exclude_callchain_kernel: no kernel part */
 	bool sideband;		/* COMM and MMAP records (mmap, comm: sideband.c) */
 	bool mmap2;		/* ... MMAP2 ones */
 	unsigned int max_stack;	/* sample_max_stack: call chain entries (0: all) */

@@ -471,6 +471,7 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	ev->fmt.period = pa.sample_period;
 	ev->fmt.sample_id_all = pa.sample_id_all;
 	ev->fmt.kernel_excluded = pa.exclude_kernel;
+	ev->fmt.kernel_chain_excluded = pa.exclude_callchain_kernel;
 	ev->fmt.sideband = pa.mmap || pa.mmap2 || pa.comm;
 	ev->fmt.mmap2 = pa.mmap2;
 	ev->fmt.max_stack = pa.sample_max_stack;

@@ -177,6 +177,18 @@ set -- $(awk -v k="^($kentry)\$" 'BEGIN { RS = "" }
 check "perf script: samples in system calls go on into user space ($2 of $1; $3 down to main)" \
 	"[ '$1' -ge 10 ] && [ '$2' = '$1' ] && [ \$(($3 * 2)) -ge '$1' ]"
 
+# --user-callchains (exclude_callchain_kernel): no kernel frames at all
+# (perf script shows a chain from its first user frame)
+$pin $P exec -- perf record -g --user-callchains -e cycles -c 100000 -o "$T/gu.data" -- \
+	"$CHAIN" 20000 k > "$T/rec" 2> "$T/err"
+rc=$?
+perf script -i "$T/gu.data" -F ip,sym > "$T/script" 2>> "$T/err"
+set -- $(awk 'BEGIN { RS = "" }
+	{ k = 0; for (i = 1; i <= NF; i += 2) k += $i ~ /^ffff/ }
+	k { n++ } / chain_outer\n/ { s++ } END { print s + 0, n + 0 }' "$T/script")
+check "perf record -g --user-callchains: no kernel frames ($2 samples with one; $1 in the loop; exit $rc)" \
+	"[ $rc -eq 0 ] && [ '$1' -ge 10 ] && [ '$2' = 0 ]"
+
 # ---- each sample's CPU (--sample-cpu), the last ----
 sort="--sort cpu"
 rec_report cpu 3000000 -e $rec_event -c 100000 --sample-cpu
