@@ -388,20 +388,8 @@ void pmuctx_ctx_tally(struct pmuctx_context *ctx,
 		 * takes the holder's own, from one reading.
 		 */
 		if (delta > 0 && ctx->nr_fault_counters == 1 &&
-		    ctx->clocks_running && ctx->task) {
-			/* The holder may fault on its CPU: one reading each. */
-			u64 minflt = data_race(READ_ONCE(ctx->task->min_flt));
-			/* Likewise. */
-			u64 majflt = data_race(READ_ONCE(ctx->task->maj_flt));
-
-			ctx->clock[PMUCTX_CLK_MINFLT] += minflt -
-							 ctx->snap[PMUCTX_CLK_MINFLT];
-			ctx->clock[PMUCTX_CLK_MAJFLT] += majflt -
-							 ctx->snap[PMUCTX_CLK_MAJFLT];
-			ctx->snap[PMUCTX_CLK_MINFLT] = minflt;
-			ctx->snap[PMUCTX_CLK_MAJFLT] = majflt;
-			pmuctx_faults_snapped(ctx, ctx->task);
-		}
+		    ctx->clocks_running && ctx->task)
+			pmuctx_rebase_faults(ctx, ctx->task);
 	}
 	if (pmuctx_counter_counts_migrations(c)) {
 		ctx->nr_migration_counters += delta;
@@ -439,9 +427,7 @@ void pmuctx_ctx_mapped(struct pmuctx_context *ctx, int delta)
 void pmuctx_ctx_snapshot(struct pmuctx_context *ctx, struct task_struct *t)
 {
 	ctx->snap[PMUCTX_CLK_TIME] = local_clock();
-	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
-	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
-	pmuctx_faults_snapped(ctx, t);
+	pmuctx_snap_faults(ctx, t);
 }
 
 void pmuctx_ctx_clocks_now(struct pmuctx_context *ctx, u64 *clk)

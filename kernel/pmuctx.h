@@ -760,6 +760,46 @@ static __always_inline void pmuctx_check_faults_fold(const struct pmuctx_context
 			  "pmuctx: a context folds faults against another task's snapshot\n");
 }
 
+/* @t's faults since @ctx's snapshot of them, credited to @ctx. */
+static __always_inline void pmuctx_fold_faults(struct pmuctx_context *ctx,
+					       struct task_struct *t)
+{
+	pmuctx_check_faults_fold(ctx, t);
+	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(t->min_flt) -
+					 ctx->snap[PMUCTX_CLK_MINFLT];
+	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(t->maj_flt) -
+					 ctx->snap[PMUCTX_CLK_MAJFLT];
+}
+
+/* @ctx counts @t's faults from now. */
+static __always_inline void pmuctx_snap_faults(struct pmuctx_context *ctx,
+					       struct task_struct *t)
+{
+	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
+	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
+	pmuctx_faults_snapped(ctx, t);
+}
+
+/*
+ * @ctx counts @t's faults from now, crediting those since its snapshot
+ * (maybe an earlier holder's: an offset its clock carried) from one
+ * reading, so that a fault in between is neither lost nor counted twice.
+ */
+static __always_inline void pmuctx_rebase_faults(struct pmuctx_context *ctx,
+						 struct task_struct *t)
+{
+	/* @t may fault on its CPU meanwhile: one reading each. */
+	u64 minflt = data_race(READ_ONCE(t->min_flt));
+	/* Likewise. */
+	u64 majflt = data_race(READ_ONCE(t->maj_flt));
+
+	ctx->clock[PMUCTX_CLK_MINFLT] += minflt - ctx->snap[PMUCTX_CLK_MINFLT];
+	ctx->clock[PMUCTX_CLK_MAJFLT] += majflt - ctx->snap[PMUCTX_CLK_MAJFLT];
+	ctx->snap[PMUCTX_CLK_MINFLT] = minflt;
+	ctx->snap[PMUCTX_CLK_MAJFLT] = majflt;
+	pmuctx_faults_snapped(ctx, t);
+}
+
 #define PMUCTX_REBASE_FAULTS		BIT(0)
 #define PMUCTX_REBASE_MIGRATIONS	BIT(1)
 #define PMUCTX_REBASE_RANGES		BIT(2)

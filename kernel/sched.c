@@ -95,26 +95,6 @@ static __always_inline void pmuctx_hook_release(struct pmuctx_context *ctx,
 	}
 }
 
-/* @t's faults since @ctx's snapshot of them, credited to @ctx. */
-static __always_inline void pmuctx_fold_faults(struct pmuctx_context *ctx,
-					       struct task_struct *t)
-{
-	pmuctx_check_faults_fold(ctx, t);
-	ctx->clock[PMUCTX_CLK_MINFLT] += READ_ONCE(t->min_flt) -
-					 ctx->snap[PMUCTX_CLK_MINFLT];
-	ctx->clock[PMUCTX_CLK_MAJFLT] += READ_ONCE(t->maj_flt) -
-					 ctx->snap[PMUCTX_CLK_MAJFLT];
-}
-
-/* @ctx counts @t's faults from now. */
-static __always_inline void pmuctx_snap_faults(struct pmuctx_context *ctx,
-					       struct task_struct *t)
-{
-	ctx->snap[PMUCTX_CLK_MINFLT] = READ_ONCE(t->min_flt);
-	ctx->snap[PMUCTX_CLK_MAJFLT] = READ_ONCE(t->maj_flt);
-	pmuctx_faults_snapped(ctx, t);
-}
-
 /* @t's migrations while it waited (since @link's last switch out), to @ctx. */
 static __always_inline void pmuctx_credit_migrations(struct pmuctx_context *ctx,
 						     struct pmuctx_link *link,
