@@ -26,7 +26,7 @@ struct pmuctx_frame_record {
 };
 
 /* 32-bit tasks keep other frame records: no chain for them. */
-static bool pmuctx_regs_native(struct pt_regs *regs)
+bool pmuctx_user_regs_native(struct pt_regs *regs)
 {
 #if defined(CONFIG_X86_64)
 	return user_64bit_mode(regs);
@@ -54,7 +54,7 @@ unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
 	unsigned long fp;
 	unsigned int n = 0;
 
-	if (!max || !regs || !user_mode(regs) || !pmuctx_regs_native(regs))
+	if (!max || !regs || !user_mode(regs) || !pmuctx_user_regs_native(regs))
 		return 0;
 	ips[n++] = instruction_pointer(regs);
 	fp = frame_pointer(regs);

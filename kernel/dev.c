@@ -74,7 +74,8 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 	info.size = min_t(u32, usize, sizeof(info));
 	info.abi_version = PMUCTX_ABI_VERSION;
 	info.features = PMUCTX_FEAT_SOFTWARE | PMUCTX_FEAT_SAMPLE_PERIOD |
-			PMUCTX_FEAT_SAMPLE_CPU | PMUCTX_FEAT_CALLCHAIN;
+			PMUCTX_FEAT_SAMPLE_CPU | PMUCTX_FEAT_CALLCHAIN |
+			PMUCTX_FEAT_SAMPLE_USER;
 	info.nr_sw_events = PMUCTX_SW_MAX;
 	info.mux_interval_ms = READ_ONCE(pmuctx_mux_interval_ms);
 	if (hw) {
@@ -118,6 +119,7 @@ static int pmuctx_attr_copy(struct pmuctx_attr *attr,
 static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 {
 	u64 f = attr->flags;
+	int err;
 
 	if (f & ~PMUCTX_ATTR_ALL)
 		return -EINVAL;
@@ -132,9 +134,12 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 	if ((f & (PMUCTX_ATTR_INHERIT_THREAD | PMUCTX_ATTR_INHERIT_STAT)) &&
 	    !(f & PMUCTX_ATTR_INHERIT))
 		return -EINVAL;
-	/* A call chain is a sample's. */
+	/* A call chain is a sample's, and so are user registers and stack. */
 	if ((f & PMUCTX_ATTR_CALLCHAIN) && !attr->sample_period)
 		return -EINVAL;
+	err = pmuctx_sample_user_check(attr);
+	if (err)
+		return err;
 	if (attr->type == PMUCTX_TYPE_RANGE)
 		return pmuctx_range_attr_check(attr);
 	if (attr->range_start || attr->range_end)
@@ -400,7 +405,7 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 		c->period_left = attr.sample_period;
 	if (attr.sample_period) {
 		c->fam->samples =
-			pmuctx_sample_ring_alloc(attr.flags & PMUCTX_ATTR_CALLCHAIN);
+			pmuctx_sample_ring_alloc(&attr);
 		if (!c->fam->samples) {
 			err = -ENOMEM;
 			goto free_counter;
@@ -1031,7 +1036,9 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 /*
  * Take the oldest samples out of the ring: each in @stride bytes of the
  * caller's, a call chain's entries (PMUCTX_ATTR_CALLCHAIN) after the
- * struct as far as they fit.
+ * struct as far as they fit; a counter with a user part
+ * (struct pmuctx_sample_user) has room for a whole chain, then that part,
+ * and the stride must hold it all.
  */
 static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 				 struct pmuctx_samples_read __user *ureq)
@@ -1041,8 +1048,9 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	u64 (*chains)[PMUCTX_CALLCHAIN_MAX] = NULL;
 	u8 __user *out;
 	struct pmuctx_sample *buf;
+	u8 *users = NULL;
 	unsigned long flags;
-	u32 n = 0, i, stride, fill, room = 0, idx;
+	u32 n = 0, i, stride, fill, room = 0, idx, user_off = 0;
 	long usize, ret;
 
 	usize = pmuctx_copy_sized(&req, sizeof(req), ureq,
@@ -1055,10 +1063,16 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	stride = req.sample_size ?: PMUCTX_SAMPLE_SIZE_VER0;
 	if (stride < PMUCTX_SAMPLE_SIZE_VER0 || stride % sizeof(u64))
 		return -EINVAL;
-	if (stride > PAGE_SIZE)
+	if (ring->user) {
+		user_off = PMUCTX_SAMPLE_SIZE_VER2 +
+			   (ring->chains ? sizeof(*chains) : 0);
+		if (stride < user_off + ring->user_bytes)
+			return -EINVAL;
+	}
+	if (stride > max_t(u32, PAGE_SIZE, user_off + ring->user_bytes))
 		return -E2BIG;
 	fill = min_t(u32, stride, sizeof(*buf));
-	req.nr = min_t(u32, req.nr, PMUCTX_SAMPLE_RING);
+	req.nr = min_t(u32, req.nr, ring->cap);
 	buf = kcalloc(max_t(u32, req.nr, 1), sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -1068,8 +1082,17 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 		chains = kvcalloc(max_t(u32, req.nr, 1), sizeof(*chains),
 				  GFP_KERNEL);
 		if (!chains) {
-			kfree(buf);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	if (ring->user) {
+		/* At most the ring's PMUCTX_SAMPLE_USER_RING_BYTES. */
+		users = kvmalloc_array(max_t(u32, req.nr, 1), ring->user_bytes,
+				       GFP_KERNEL);
+		if (!users) {
+			ret = -ENOMEM;
+			goto out;
 		}
 	}
 	raw_spin_lock_irqsave(&ring->lock, flags);
@@ -1080,6 +1103,15 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 		if (chains)
 			memcpy(chains[n], ring->chains[idx],
 			       buf[n].nr_callchain * sizeof(u64));
+		if (users) {
+			const struct pmuctx_sample_user *u = (const void *)
+				(ring->user + (ring->tail & (ring->cap - 1)) *
+				 ring->user_bytes);
+
+			/* The stack bytes not copied are stale: not given out. */
+			memcpy(users + n * ring->user_bytes, u,
+			       sizeof(*u) + u->nr_regs * sizeof(u64) + u->stack_dyn);
+		}
 		n++;
 		ring->tail++;
 	}
@@ -1091,19 +1123,31 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 	ret = 0;
 	out = u64_to_user_ptr(req.samples);
 	for (i = 0; i < n && !ret; i++, out += stride) {
-		u32 chain_bytes = chains ? buf[i].nr_callchain * sizeof(u64) : 0;
+		u32 end = fill + (chains ? buf[i].nr_callchain * sizeof(u64) : 0);
 
 		if (copy_to_user(out, &buf[i], fill) ||
-		    (chain_bytes &&
-		     copy_to_user(out + fill, chains[i], chain_bytes)) ||
-		    (stride > fill + chain_bytes &&
-		     clear_user(out + fill + chain_bytes,
-				stride - fill - chain_bytes)))
+		    (end > fill &&
+		     copy_to_user(out + fill, chains[i], end - fill)))
+			ret = -EFAULT;
+		if (!ret && users) {
+			const struct pmuctx_sample_user *u =
+				(const void *)(users + i * ring->user_bytes);
+			u32 bytes = sizeof(*u) + u->nr_regs * sizeof(u64) +
+				    u->stack_dyn;
+
+			if (clear_user(out + end, user_off - end) ||
+			    copy_to_user(out + user_off, u, bytes))
+				ret = -EFAULT;
+			end = user_off + bytes;
+		}
+		if (!ret && stride > end && clear_user(out + end, stride - end))
 			ret = -EFAULT;
 	}
 	req.nr = n;
 	if (!ret && copy_to_user(ureq, &req, req.size))
 		ret = -EFAULT;
+out:
+	kvfree(users);
 	kvfree(chains);
 	kfree(buf);
 	return ret;

@@ -58,29 +58,44 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 	return pmuctx_user_regs(regs);
 }
 
-struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(bool callchains)
+struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr)
 {
 	struct pmuctx_sample_ring *ring;
+	u32 user_bytes = pmuctx_sample_user_bytes(attr);
 
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return NULL;
 	raw_spin_lock_init(&ring->lock);
-	if (callchains) {
+	ring->cap = PMUCTX_SAMPLE_RING;
+	if (attr->flags & PMUCTX_ATTR_CALLCHAIN) {
 		ring->chains = kvcalloc(PMUCTX_SAMPLE_RING, sizeof(*ring->chains),
 					GFP_KERNEL_ACCOUNT);
-		if (!ring->chains) {
-			kfree(ring);
-			return NULL;
-		}
+		if (!ring->chains)
+			goto fail;
+	}
+	if (user_bytes) {
+		ring->cap = min_t(u32, PMUCTX_SAMPLE_RING,
+				  rounddown_pow_of_two(PMUCTX_SAMPLE_USER_RING_BYTES /
+						       user_bytes));
+		ring->regs_mask = attr->sample_regs_user;
+		ring->stack_room = attr->sample_stack_user;
+		ring->user_bytes = user_bytes;
+		ring->user = kvzalloc(ring->cap * user_bytes, GFP_KERNEL_ACCOUNT);
+		if (!ring->user)
+			goto fail;
 	}
 	return ring;
+fail:
+	pmuctx_sample_ring_free(ring);
+	return NULL;
 }
 
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 {
 	if (!ring)
 		return;
+	kvfree(ring->user);
 	kvfree(ring->chains);
 	kfree(ring);
 }
@@ -96,7 +111,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		return;
 	regs = pmuctx_sample_regs(orig, regs);
 	raw_spin_lock(&ring->lock);
-	if (ring->head - ring->tail >= PMUCTX_SAMPLE_RING) {
+	if (ring->head - ring->tail >= ring->cap) {
 		ring->lost++;
 	} else {
 		idx = ring->head % PMUCTX_SAMPLE_RING;
@@ -122,6 +137,12 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 						      chain + k,
 						      PMUCTX_CALLCHAIN_MAX - k);
 		}
+		if (ring->user)
+			pmuctx_sample_user_take(pmuctx_user_regs(regs),
+						ring->regs_mask, ring->stack_room,
+						(void *)(ring->user +
+							 (ring->head & (ring->cap - 1)) *
+							 ring->user_bytes));
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);

@@ -122,16 +122,42 @@ struct pmuctx_sample_ring {
 	raw_spinlock_t lock;	/* taken in the PMU interrupt */
 	u32 head, tail;		/* head - tail samples unread */
 	u64 lost;
+	/*
+	 * The samples it holds: PMUCTX_SAMPLE_RING, fewer (a power of two,
+	 * so that head % cap stays in step with head % PMUCTX_SAMPLE_RING
+	 * as head wraps) when each carries a user stack.
+	 */
+	u32 cap;
 	struct pmuctx_sample buf[PMUCTX_SAMPLE_RING];
 	/* PMUCTX_ATTR_CALLCHAIN: buf[i]'s chain, under @lock like buf */
 	u64 (*chains)[PMUCTX_CALLCHAIN_MAX];
+	/*
+	 * sample_regs_user/sample_stack_user: the user part of the sample
+	 * numbered head, @user_bytes at user + (head % cap) * user_bytes
+	 * (struct pmuctx_sample_user, registers, stack), under @lock.
+	 */
+	u64 regs_mask;
+	u32 stack_room;
+	u32 user_bytes;
+	u8 *user;
 };
 
-struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(bool callchains);
+/* The most memory a ring's user stacks take: @cap is cut to fit. */
+#define PMUCTX_SAMPLE_USER_RING_BYTES	(2U << 20)
+
+struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr);
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
 /* callchain.c: @regs' user call chain into @ips; the entries written. */
 unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
 				   unsigned int max);
+/* callchain.c: @regs are a 64-bit task's, whose frames the walks know. */
+bool pmuctx_user_regs_native(struct pt_regs *regs);
+/* sample_user.c: the attr's user registers and stack; their bytes a sample. */
+int pmuctx_sample_user_check(const struct pmuctx_attr *attr);
+u32 pmuctx_sample_user_bytes(const struct pmuctx_attr *attr);
+/* sample_user.c: @uregs' registers in @mask, @stack_room bytes of stack. */
+void pmuctx_sample_user_take(struct pt_regs *uregs, u64 mask, u32 stack_room,
+			     struct pmuctx_sample_user *out);
 /* callchain.c: kernel-mode @regs' kernel call chain into @ips. */
 unsigned int pmuctx_kernel_callchain(struct pt_regs *regs, u64 *ips,
 				     unsigned int max);

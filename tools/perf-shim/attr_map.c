@@ -104,8 +104,8 @@ static void map_software(unsigned long long config, struct perf_map *m)
 /*
  * A sampling event: its overflows become the records of perf's ring
  * (ring.c) for the sample_type bits a pmuctx sample holds.  What perf
- * would add beside them (side-band records of the task's mmaps, comms,
- * forks; read values, call chains, registers) pmuctx does not record.
+ * would add beside them (read values, branch stacks, interrupted
+ * registers, data addresses) pmuctx does not record.
  */
 static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 {
@@ -125,16 +125,21 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 		return;
 	}
 	if (pa->sample_type & ~(__u64)RING_SAMPLE_TYPES) {
-		perf_map_refuse(m, EOPNOTSUPP, "sample_type beyond IP, TID, TIME, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN and IDENTIFIER");
+		snprintf(m->why_buf, sizeof(m->why_buf),
+			 "sample_type %#llx: bits %#llx beyond IP, TID, TIME, ID, STREAM_ID, CPU, PERIOD, CALLCHAIN, REGS_USER, STACK_USER and IDENTIFIER",
+			 (unsigned long long)pa->sample_type,
+			 (unsigned long long)(pa->sample_type & ~(__u64)RING_SAMPLE_TYPES));
+		perf_map_refuse(m, EOPNOTSUPP, m->why_buf);
 		return;
 	}
 	/*
-	 * COMM and MMAP records the library writes from /proc (sideband.c);
-	 * FORK and EXIT (task) it does not, and perf's reader does without.
+	 * COMM, MMAP (data mappings too: mmap_data) and task records the
+	 * kernel writes for the library's dummy events (tracker.c), or the
+	 * library from /proc (sideband.c: executable mappings, no task).
 	 * The other side-band records are EINVAL: perf then opens the event
 	 * again without them, as on a kernel that lacks them.
 	 */
-	if (pa->mmap_data || pa->namespaces || pa->ksymbol || pa->bpf_event || pa->cgroup ||
+	if (pa->namespaces || pa->ksymbol || pa->bpf_event || pa->cgroup ||
 	    pa->text_poke || pa->context_switch || pa->build_id) {
 		perf_map_refuse(m, EINVAL, "side-band records beyond COMM and MMAP are not written by pmuctx");
 		return;
@@ -142,29 +147,30 @@ static void map_sampling(const struct perf_event_attr *pa, struct perf_map *m)
 	/*
 	 * The module walks the user stack's frame records and, for a
 	 * counter that counts the kernel, the kernel's stack with the
-	 * kernel's unwinder; a chain without its user part is not offered.
+	 * kernel's unwinder.
+	 * exclude_callchain_user (--call-graph dwarf: the user part comes
+	 * from the stack): the kernel part alone, which only an event that
+	 * counts the kernel has; the ring leaves the user part out.
 	 */
-	if (pa->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		if (pa->exclude_callchain_user) {
-			perf_map_refuse(m, EOPNOTSUPP, "kernel-only call chains are not pmuctx's");
-			return;
-		}
+	if ((pa->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+	    !(pa->exclude_callchain_user && pa->exclude_kernel))
 		m->attr.flags |= PMUCTX_ATTR_CALLCHAIN;
-	}
 	/*
-	 * perf record -g on arm64 asks for the user link register beside
-	 * the chain, to name a leaf function's caller; the records say no
-	 * user registers (PERF_SAMPLE_REGS_ABI_NONE), as perf's kernel says
-	 * for a task it has none of, and the chain is the frame records'.
-	 * Any other registers: refused.
+	 * User registers and a copy of the user stack (perf record
+	 * --call-graph dwarf; -g on arm64 asks for the link register): the
+	 * module's sample_regs_user and sample_stack_user, which it checks
+	 * as perf's kernel does (EINVAL).  The records hold them as perf's
+	 * (ring.c).
 	 */
 	if (pa->sample_type & PERF_SAMPLE_REGS_USER) {
-		if (!(pa->sample_type & PERF_SAMPLE_CALLCHAIN) ||
-		    pa->sample_regs_user != PERF_MAP_ARM64_LR_MASK) {
-			perf_map_refuse(m, EOPNOTSUPP, "user registers in samples are not pmuctx's");
+		if (!pa->sample_regs_user) {
+			perf_map_refuse(m, EINVAL, "PERF_SAMPLE_REGS_USER with no register in sample_regs_user");
 			return;
 		}
+		m->attr.sample_regs_user = pa->sample_regs_user;
 	}
+	if (pa->sample_type & PERF_SAMPLE_STACK_USER)
+		m->attr.sample_stack_user = pa->sample_stack_user;
 	if (pa->write_backward) {
 		perf_map_refuse(m, EOPNOTSUPP, "backward rings are not written by pmuctx");
 		return;

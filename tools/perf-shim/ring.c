@@ -30,13 +30,29 @@
 #include "sideband.h"
 #include "tracker.h"
 
-/* A pmuctx sample with room for its whole call chain (PMUCTX_IOC_SAMPLES' stride). */
+/*
+ * A pmuctx sample with room for its whole call chain (PMUCTX_IOC_SAMPLES'
+ * stride); a sample with a user part (struct pmuctx_sample_user) has that
+ * after the chain's room, if it has a chain.
+ */
 struct chained_sample {
 	struct pmuctx_sample s;
 	uint64_t chain[PMUCTX_CALLCHAIN_MAX];
 };
 
 #define DRAIN_BATCH 32
+/* The most a drain of samples with user stacks holds at once. */
+#define DRAIN_USER_BYTES (1U << 20)
+/* perf's records are at most 64 KiB (the header's u16 size), 8-byte words. */
+#define RECORD_MAX_WORDS (65528 / 8)
+
+struct sample_batch {
+	size_t stride;		/* PMUCTX_IOC_SAMPLES' sample_size */
+	size_t user_off;	/* the user part's offset in a sample; 0: none */
+	unsigned int nr;	/* samples a drain reads at once */
+	unsigned char *samples;
+	uint64_t *rec;		/* the record being written */
+};
 
 struct perf_ring {
 	unsigned char *base;	/* our view: the header page, then the data */
@@ -51,8 +67,53 @@ struct perf_ring {
 	struct ring_format fmt;	/* its own event's: side-band and LOST records */
 	struct sideband *sb;	/* fmt.sideband: what the reader knows of the tasks */
 	struct tracker *tr;	/* fmt.sideband: the kernel's records, when it gave them */
-	struct chained_sample *batch;	/* a drain's samples: one drain at a time */
 };
+
+static bool has_user_part(const struct ring_format *fmt)
+{
+	return fmt->regs_user || fmt->stack_user;
+}
+
+struct sample_batch *sample_batch_new(const struct ring_format *fmt)
+{
+	struct sample_batch *b = calloc(1, sizeof(*b));
+	size_t words = 1 + 16 + 2 * (2 + PMUCTX_CALLCHAIN_MAX) + 2;
+
+	if (!b)
+		return NULL;
+	b->stride = sizeof(struct chained_sample);
+	b->nr = DRAIN_BATCH;
+	if (has_user_part(fmt)) {
+		bool chain = fmt->module_chain;
+
+		b->user_off = PMUCTX_SAMPLE_SIZE_VER2 + (chain ? sizeof(uint64_t) * PMUCTX_CALLCHAIN_MAX : 0);
+		b->stride = PMUCTX_SAMPLE_USER_SIZE(chain ? 1 : 0,
+						    __builtin_popcountll(fmt->regs_user),
+						    fmt->stack_user);
+		b->nr = DRAIN_USER_BYTES / b->stride;
+		if (b->nr > DRAIN_BATCH)
+			b->nr = DRAIN_BATCH;
+		if (!b->nr)
+			b->nr = 1;
+		words = RECORD_MAX_WORDS;
+	}
+	b->samples = calloc(b->nr, b->stride);
+	b->rec = calloc(words, sizeof(uint64_t));
+	if (!b->samples || !b->rec) {
+		sample_batch_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+void sample_batch_free(struct sample_batch *b)
+{
+	if (!b)
+		return;
+	free(b->samples);
+	free(b->rec);
+	free(b);
+}
 
 static struct perf_event_mmap_page *header(struct perf_ring *r)
 {
@@ -85,11 +146,6 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
-	r->batch = calloc(DRAIN_BATCH, sizeof(*r->batch));
-	if (!r->batch) {
-		free(r);
-		return NULL;
-	}
 	r->tr = tr;
 	r->page = sysconf(_SC_PAGESIZE);
 	r->len = len;
@@ -100,7 +156,6 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	if (fmt->sideband && !tr) {
 		r->sb = sideband_create(fmt->mmap2);
 		if (!r->sb) {
-			free(r->batch);
 			free(r);
 			return NULL;	/* @tr stays the caller's */
 		}
@@ -108,7 +163,6 @@ static struct perf_ring *ring_create(const struct ring_format *fmt, struct track
 	r->base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED) {
 		sideband_free(r->sb);
-		free(r->batch);
 		free(r);
 		return NULL;	/* @tr stays the caller's */
 	}
@@ -176,7 +230,6 @@ void perf_ring_free(struct perf_ring *r)
 	munmap(r->base, r->len);
 	sideband_free(r->sb);
 	tracker_close(r->tr);
-	free(r->batch);
 	free(r);
 }
 
@@ -290,7 +343,8 @@ static uint16_t sample_mode(const struct ring_format *fmt, uint64_t ip)
  * PMUCTX_FEAT_KERNEL_CALLCHAIN); without one (an older module, the
  * perf-events backend) the kernel part is the PC alone; with
  * exclude_callchain_kernel (perf record --user-callchains) there is none.
- * The user part follows, its PC first.
+ * The user part follows, its PC first, unless exclude_callchain_user
+ * (--call-graph dwarf, whose user part perf unwinds from the stack).
  */
 static size_t put_callchain(const struct ring_format *fmt, const struct chained_sample *cs,
 			    uint64_t *w)
@@ -315,7 +369,7 @@ static size_t put_callchain(const struct ring_format *fmt, const struct chained_
 			}
 		}
 	}
-	u = nr - k;
+	u = fmt->user_chain_excluded ? 0 : nr - k;
 	if (max && u > max)
 		u = max;
 	if (u) {
@@ -327,12 +381,54 @@ static size_t put_callchain(const struct ring_format *fmt, const struct chained_
 	return n;
 }
 
+/*
+ * PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER from the module's user
+ * part, as perf's kernel writes them: the ABI, then the registers unless
+ * it is NONE; the stack's size, its bytes and the bytes copied, or a size
+ * of 0 alone when there is no stack (no registers, or none asked).  The
+ * stack is cut to what fits the record's 64 KiB, as perf cuts it.
+ */
+static size_t put_user_part(const struct ring_format *fmt, const struct pmuctx_sample_user *u,
+			    uint64_t *w, size_t used)
+{
+	uint64_t t = fmt->sample_type;
+	unsigned int nr_regs = u && u->abi != PERF_SAMPLE_REGS_ABI_NONE ? u->nr_regs : 0;
+	const uint64_t *regs = (const uint64_t *)(u + 1);
+	size_t n = 0, size, dyn, room;
+
+	if (nr_regs > 64)
+		nr_regs = 0;
+	if (t & PERF_SAMPLE_REGS_USER) {
+		w[n++] = u ? u->abi : PERF_SAMPLE_REGS_ABI_NONE;
+		memcpy(&w[n], regs, nr_regs * sizeof(uint64_t));
+		n += nr_regs;
+	}
+	if (!(t & PERF_SAMPLE_STACK_USER))
+		return n;
+	size = u && u->abi != PERF_SAMPLE_REGS_ABI_NONE ? u->stack_size & ~7u : 0;
+	if (size > fmt->stack_user)
+		size = fmt->stack_user;
+	room = (RECORD_MAX_WORDS - used - n - 3) * sizeof(uint64_t);	/* dyn_size, DATA_SRC */
+	if (size > room)
+		size = room;
+	w[n++] = size;
+	if (!size)
+		return n;
+	dyn = u->stack_dyn < size ? u->stack_dyn : size;
+	memcpy(&w[n], (const unsigned char *)(regs + u->nr_regs), dyn);
+	memset((unsigned char *)&w[n] + dyn, 0, size - dyn);
+	n += size / sizeof(uint64_t);
+	w[n++] = dyn;
+	return n;
+}
+
 /* perf's PERF_RECORD_SAMPLE layout, for the bits RING_SAMPLE_TYPES allows. */
 static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
-			 const struct chained_sample *cs)
+			 const struct sample_batch *b, const unsigned char *sample)
 {
+	const struct chained_sample *cs = (const void *)sample;
 	const struct pmuctx_sample *s = &cs->s;
-	uint64_t t = fmt->sample_type, rec[16 + 4 + PMUCTX_CALLCHAIN_MAX];
+	uint64_t t = fmt->sample_type, *rec = b->rec;
 	size_t n = 1;
 
 	if (t & PERF_SAMPLE_IDENTIFIER)
@@ -343,6 +439,8 @@ static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
 		rec[n++] = tid_word(s);
 	if (t & PERF_SAMPLE_TIME)
 		rec[n++] = s->time;
+	if (t & PERF_SAMPLE_ADDR)
+		rec[n++] = RING_NO_ADDR;
 	if (t & PERF_SAMPLE_ID)
 		rec[n++] = s->id;
 	if (t & PERF_SAMPLE_STREAM_ID)
@@ -354,9 +452,11 @@ static bool write_sample(struct perf_ring *r, const struct ring_format *fmt,
 		rec[n++] = s->period ?: fmt->period;
 	if (t & PERF_SAMPLE_CALLCHAIN)
 		n += put_callchain(fmt, cs, &rec[n]);
-	/* no user registers (attr_map.c: only beside a chain) */
-	if (t & PERF_SAMPLE_REGS_USER)
-		rec[n++] = PERF_SAMPLE_REGS_ABI_NONE;
+	if (t & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER))
+		n += put_user_part(fmt, b->user_off ? (const void *)(sample + b->user_off) : NULL,
+				   &rec[n], n);
+	if (t & PERF_SAMPLE_DATA_SRC)
+		rec[n++] = RING_DATA_SRC_NA;
 	return ring_write(r, PERF_RECORD_SAMPLE, sample_mode(fmt, s->ip), rec, n);
 }
 
@@ -403,9 +503,8 @@ static bool write_tracked(void *ctx, uint32_t type, uint16_t misc, const void *b
 }
 
 int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
-		    uint64_t *module_lostp)
+		    struct sample_batch *b, uint64_t *module_lostp)
 {
-	struct chained_sample *batch = r->batch;
 	struct pmuctx_samples_read req;
 	uint64_t module_lost = *module_lostp, head;
 	unsigned int i;
@@ -419,15 +518,16 @@ int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
 	for (;;) {
 		memset(&req, 0, sizeof(req));
 		req.size = sizeof(req);
-		req.nr = DRAIN_BATCH;
-		req.samples = (uintptr_t)batch;
-		req.sample_size = sizeof(batch[0]);
+		req.nr = b->nr;
+		req.samples = (uintptr_t)b->samples;
+		req.sample_size = b->stride;
 		/* the system call itself: this may run in a signal handler */
 		if (syscall(SYS_ioctl, fd, PMUCTX_IOC_SAMPLES, &req))
 			break;
 		module_lost = req.lost;
 		for (i = 0; i < req.nr; i++) {
-			const struct pmuctx_sample *s = &batch[i].s;
+			const unsigned char *sample = b->samples + i * b->stride;
+			const struct pmuctx_sample *s = (const void *)sample;
 
 			/* perf reports a loss before the next record it has room for */
 			if (r->lost && !write_lost(r, s)) {
@@ -443,10 +543,10 @@ int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
 				sideband_before_sample(r->sb, s->pid, s->tid, s->ip,
 						       write_sideband, &c);
 			}
-			if (!write_sample(r, fmt, &batch[i]))
+			if (!write_sample(r, fmt, b, sample))
 				r->lost++;
 		}
-		if (req.nr < DRAIN_BATCH)
+		if (req.nr < b->nr)
 			break;
 	}
 	/*

@@ -15,9 +15,20 @@
 
 /* The sample_type bits a pmuctx sample can fill, in perf's record order. */
 #define RING_SAMPLE_TYPES (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
-			   PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | \
-			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | \
-			   PERF_SAMPLE_REGS_USER)
+			   PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | \
+			   PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+			   PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | \
+			   PERF_SAMPLE_STACK_USER | PERF_SAMPLE_DATA_SRC)
+
+/*
+ * What perf's kernel writes for ADDR and DATA_SRC of an event that has no
+ * data address (every event pmuctx counts: no precise or memory-sampling
+ * events): 0, and "not available" in each part of the data source.
+ */
+#define RING_NO_ADDR		0
+#define RING_DATA_SRC_NA	(PERF_MEM_S(OP, NA) | PERF_MEM_S(LVL, NA) | \
+				 PERF_MEM_S(SNOOP, NA) | PERF_MEM_S(LOCK, NA) | \
+				 PERF_MEM_S(TLB, NA))
 
 /* What every record of one event carries: fixed at perf_event_open. */
 struct ring_format {
@@ -27,13 +38,27 @@ struct ring_format {
 	bool sample_id_all;	/* LOST records end with the sample's id fields */
 	bool kernel_excluded;	/* every sample is a user-mode one */
 	bool kernel_chain_excluded;	/* exclude_callchain_kernel: no kernel part */
+	bool user_chain_excluded;	/* exclude_callchain_user: no user part */
+	bool module_chain;	/* the module's counter has PMUCTX_ATTR_CALLCHAIN */
 	bool sideband;		/* COMM and MMAP records (mmap, comm: sideband.c) */
 	bool mmap2;		/* ... MMAP2 ones */
 	unsigned int max_stack;	/* sample_max_stack: call chain entries (0: all) */
+	uint64_t regs_user;	/* REGS_USER: sample_regs_user, the module's too */
+	uint32_t stack_user;	/* STACK_USER: sample_stack_user, the module's too */
 };
 
 struct perf_ring;
 struct tracker;
+
+/*
+ * Room for one drain of one event's samples and for the biggest record
+ * it writes, sized by its format: a user stack takes up to 64 KiB a
+ * sample.  Made when the event is (not in a signal handler); a drain of
+ * the event holds it (shim.c: one drain of an event at a time).
+ */
+struct sample_batch;
+struct sample_batch *sample_batch_new(const struct ring_format *fmt);
+void sample_batch_free(struct sample_batch *batch);
 
 /*
  * perf's header page with no self-read (index 0, no cap_user_rdpmc): the
@@ -54,13 +79,14 @@ void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt,
 /*
  * Move @fd's waiting pmuctx samples into @ring as perf records of the
  * event of format @fmt (the ring's own, or one redirected to it with
- * PERF_EVENT_IOC_SET_OUTPUT), and publish them in data_head; nonzero
+ * PERF_EVENT_IOC_SET_OUTPUT), through that event's @batch, and publish
+ * them in data_head; nonzero
  * when it wrote a record.  *@module_lost: the module's lost count of @fd
  * as last read.  Async-signal-safe; a drain that finds another writing
  * the ring leaves its samples in the module for the next.
  */
 int perf_ring_drain(struct perf_ring *ring, int fd, const struct ring_format *fmt,
-		    uint64_t *module_lost);
+		    struct sample_batch *batch, uint64_t *module_lost);
 
 /* One more event writes into @ring (SET_OUTPUT). */
 void perf_ring_get(struct perf_ring *ring);

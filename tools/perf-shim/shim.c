@@ -75,6 +75,7 @@ struct shim_event {
 	/* sampling events (sample_period): perf's ring once mapped */
 	bool sampling;
 	struct ring_format fmt;
+	struct sample_batch *batch;	/* sampling: its drains' room (ring.h) */
 	/* its own ring, or the one SET_OUTPUT sent its records to */
 	struct perf_ring *ring;	/* set under table_lock, read by drains without it */
 	int ring_busy;		/* 1 while a drain or the event's end holds the ring */
@@ -211,7 +212,7 @@ static void drain_event(struct shim_event *ev)
 	if (__atomic_exchange_n(&ev->ring_busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	r = __atomic_load_n(&ev->ring, __ATOMIC_ACQUIRE);
-	if (r && perf_ring_drain(r, ev->fd, &ev->fmt, &ev->module_lost))
+	if (r && perf_ring_drain(r, ev->fd, &ev->fmt, ev->batch, &ev->module_lost))
 		__atomic_store_n(&ev->poll_pending, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
 }
@@ -436,6 +437,11 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	    !(module_features() & PMUCTX_FEAT_CALLCHAIN)) {
 		perf_map_refuse(&m, EOPNOTSUPP, "this pmuctx module's samples carry no call chain");
 	}
+	if (m.route == PERF_MAP_PMUCTX &&
+	    (pa.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)) &&
+	    !(module_features() & PMUCTX_FEAT_SAMPLE_USER)) {
+		perf_map_refuse(&m, EOPNOTSUPP, "this pmuctx module's samples carry no user registers or stack");
+	}
 
 	if (group_fd != -1) {
 		leader = lookup(group_fd);
@@ -472,13 +478,26 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	ev->fmt.sample_id_all = pa.sample_id_all;
 	ev->fmt.kernel_excluded = pa.exclude_kernel;
 	ev->fmt.kernel_chain_excluded = pa.exclude_callchain_kernel;
+	ev->fmt.user_chain_excluded = pa.exclude_callchain_user;
+	ev->fmt.module_chain = m.attr.flags & PMUCTX_ATTR_CALLCHAIN;
 	ev->fmt.sideband = pa.mmap || pa.mmap2 || pa.comm;
 	ev->fmt.mmap2 = pa.mmap2;
 	ev->fmt.max_stack = pa.sample_max_stack;
+	ev->fmt.regs_user = m.attr.sample_regs_user;
+	ev->fmt.stack_user = m.attr.sample_stack_user;
+	if (ev->sampling) {
+		ev->batch = sample_batch_new(&ev->fmt);
+		if (!ev->batch) {
+			free(ev);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
 	ev->want.pid = pid;
 	ev->want.inherit = pa.inherit;
 	ev->want.mmap = pa.mmap;
 	ev->want.mmap2 = pa.mmap2;
+	ev->want.mmap_data = pa.mmap_data;
 	ev->want.comm = pa.comm;
 	ev->want.comm_exec = pa.comm_exec;
 	ev->want.task = pa.task;
@@ -527,6 +546,7 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 		real_ioctl(fd, PMUCTX_IOC_ID, &ev->fmt.id);
 	if (table_put(fd, ev)) {
 		real_close(fd);
+		sample_batch_free(ev->batch);
 		free(ev);
 		errno = ENOMEM;
 		return -1;
@@ -835,8 +855,10 @@ static void forget(int fd)
 	}
 out:
 	shim_unlock(&table_lock, &saved);
-	if (gone)
+	if (gone) {
 		release_ring(gone);
+		sample_batch_free(gone->batch);
+	}
 	free(gone);
 }
 

@@ -55,6 +55,7 @@ static int open_dummy(const struct tracker_want *want, int cpu)
 	a.sample_id_all = 1;
 	a.mmap = want->mmap || want->mmap2;
 	a.mmap2 = want->mmap2;
+	a.mmap_data = want->mmap_data;
 	a.comm = want->comm;
 	a.comm_exec = want->comm_exec;
 	a.task = want->task;

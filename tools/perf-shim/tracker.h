@@ -19,7 +19,7 @@ struct tracker;
 struct tracker_want {
 	pid_t pid;		/* perf_event_open's: 0 is the caller */
 	bool inherit;		/* its children too (one dummy event per CPU) */
-	bool mmap, mmap2, comm, comm_exec, task;
+	bool mmap, mmap2, mmap_data, comm, comm_exec, task;
 };
 
 /* NULL (errno set) when the kernel refuses the dummy events. */

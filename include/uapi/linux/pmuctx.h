@@ -38,6 +38,8 @@
 #define PMUCTX_FEAT_CALLCHAIN	(1ULL << 10)
 /* A kernel-mode sample's chain starts with its kernel part (native backends). */
 #define PMUCTX_FEAT_KERNEL_CALLCHAIN (1ULL << 11)
+/* pmuctx_attr.sample_regs_user and sample_stack_user (struct pmuctx_sample_user). */
+#define PMUCTX_FEAT_SAMPLE_USER	(1ULL << 12)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 
@@ -182,10 +184,23 @@ struct pmuctx_attr {
 	/* PMUCTX_TYPE_RANGE: user addresses [range_start, range_end); else 0 */
 	__u64 range_start;
 	__u64 range_end;
+	/*
+	 * Sampling counters: the task's user registers each sample holds, a
+	 * mask in perf's numbering for the architecture (asm/perf_regs.h:
+	 * x86-64 without DS, ES, FS and GS; arm64 X0..PC), and the bytes of
+	 * its user stack from the stack pointer up (a multiple of 8, at most
+	 * PMUCTX_SAMPLE_STACK_MAX): perf's sample_regs_user and
+	 * sample_stack_user, for unwinding from DWARF call frame information
+	 * (struct pmuctx_sample_user).
+	 */
+	__u64 sample_regs_user;
+	__u32 sample_stack_user;
+	__u32 __reserved_1;	/* 0 */
 };
 
 #define PMUCTX_ATTR_SIZE_VER0	40
 #define PMUCTX_ATTR_SIZE_VER1	56	/* range_start, range_end */
+#define PMUCTX_ATTR_SIZE_VER2	72	/* sample_regs_user, sample_stack_user */
 
 /* PMUCTX_OPEN target kinds: pmuctx_open_args.flags */
 #define PMUCTX_OPEN_CLOEXEC	(1U << 0)	/* the new fd is close-on-exec */
@@ -277,6 +292,39 @@ struct pmuctx_sample {
 
 /* The size of struct pmuctx_sample before @period. */
 #define PMUCTX_SAMPLE_SIZE_VER0	32
+/* Its whole size: where a call chain starts. */
+#define PMUCTX_SAMPLE_SIZE_VER2	48
+
+/*
+ * The user part of a sample of a counter with sample_regs_user or
+ * sample_stack_user.  Such a counter's record (PMUCTX_IOC_SAMPLES) is
+ * struct pmuctx_sample; PMUCTX_CALLCHAIN_MAX entries of room for the call
+ * chain if it has PMUCTX_ATTR_CALLCHAIN (nr_callchain of them used); this
+ * struct; @nr_regs registers, those of the mask in order of their bits;
+ * then sample_stack_user bytes of room for the stack, @stack_dyn of them
+ * copied from the user stack pointer up.  The caller's sample_size must
+ * hold all of it (PMUCTX_SAMPLE_USER_SIZE()).
+ */
+struct pmuctx_sample_user {
+	/*
+	 * perf's PERF_SAMPLE_REGS_ABI_*: 0 with no user registers to report
+	 * (a kernel thread, an exiting task, a 32-bit task: no registers, no
+	 * stack), 2 for a 64-bit task.
+	 */
+	__u32 abi;
+	__u32 nr_regs;		/* registers that follow: the mask's, or 0 */
+	/* The stack the sample may hold: the room, less what lies past the top of user space */
+	__u32 stack_size;
+	__u32 stack_dyn;	/* of those, the bytes copied: a fault ends it */
+};
+
+/* The most bytes of user stack a sample holds (perf's limit too). */
+#define PMUCTX_SAMPLE_STACK_MAX	65528
+
+/* The sample_size a counter with @chain (0 or 1), @nr_regs and @stack needs. */
+#define PMUCTX_SAMPLE_USER_SIZE(chain, nr_regs, stack)			\
+	(PMUCTX_SAMPLE_SIZE_VER2 + (chain) * PMUCTX_CALLCHAIN_MAX * 8 +	\
+	 sizeof(struct pmuctx_sample_user) + (nr_regs) * 8 + (stack))
 
 struct pmuctx_samples_read {
 	__u32 size;		/* in: sizeof the caller's struct */

@@ -15,14 +15,18 @@
 
 #include "user_loop.h"
 
+#ifndef CHAIN_NO_FRAME_RECORD
 /* chain_inner's frame: taking its address gives the leaf a frame record */
 void *volatile chain_inner_frame;
+#endif
 
 static int in_kernel;
 
 __attribute__((noinline)) static void chain_inner(unsigned long n)
 {
+#ifndef CHAIN_NO_FRAME_RECORD
 	chain_inner_frame = __builtin_frame_address(0);
+#endif
 	if (!in_kernel) {
 		two_instruction_loop(n);
 		return;

@@ -217,20 +217,40 @@ static void targets_and_modes(void)
 	ok(m.route == PERF_MAP_PMUCTX && (m.attr.flags & PMUCTX_ATTR_CALLCHAIN),
 	   "sampling with call chains (perf record -g): PMUCTX_ATTR_CALLCHAIN");
 	pa.exclude_callchain_user = 1;
+	pa.exclude_kernel = 1;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "kernel-only call chains: EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX && !(m.attr.flags & PMUCTX_ATTR_CALLCHAIN),
+	   "kernel-only call chains of a user-only event: empty, no walk asked");
+	pa.exclude_kernel = 0;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX && (m.attr.flags & PMUCTX_ATTR_CALLCHAIN),
+	   "kernel-only call chains of an event that counts the kernel: the module's");
 	pa.exclude_callchain_user = 0;
 	pa.sample_type |= PERF_SAMPLE_REGS_USER;
 	pa.sample_regs_user = PERF_MAP_ARM64_LR_MASK;
 	m = map_task(&pa);
-	ok(m.route == PERF_MAP_PMUCTX, "call chains and arm64's link register (perf record -g): no registers");
-	pa.sample_regs_user |= 1;
+	ok(m.route == PERF_MAP_PMUCTX && m.attr.sample_regs_user == PERF_MAP_ARM64_LR_MASK &&
+	   !m.attr.sample_stack_user,
+	   "call chains and arm64's link register (perf record -g): the module's registers");
+	pa.sample_regs_user = 0;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "call chains and other user registers: EOPNOTSUPP");
-	pa.sample_regs_user = PERF_MAP_ARM64_LR_MASK;
+	ok(is_refused(&m, EINVAL), "REGS_USER with no register: EINVAL, as perf's kernel");
+	pa.sample_regs_user = 0xff0fffULL;
 	pa.sample_type |= PERF_SAMPLE_STACK_USER;
+	pa.sample_stack_user = 8192;
 	m = map_task(&pa);
-	ok(is_refused(&m, EOPNOTSUPP), "user registers and stack (--call-graph dwarf): EOPNOTSUPP");
+	ok(m.route == PERF_MAP_PMUCTX && m.attr.sample_regs_user == 0xff0fffULL &&
+	   m.attr.sample_stack_user == 8192,
+	   "user registers and stack (--call-graph dwarf): the module's, as asked");
+	pa.sample_type &= ~(__u64)PERF_SAMPLE_REGS_USER;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX && !m.attr.sample_regs_user && m.attr.sample_stack_user == 8192,
+	   "a stack without registers: no registers asked of the module");
+	pa.sample_type &= ~(__u64)PERF_SAMPLE_STACK_USER;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX && !m.attr.sample_regs_user && !m.attr.sample_stack_user,
+	   "sample_regs_user and sample_stack_user without their sample_type bits: ignored");
+	pa.sample_stack_user = 0;
 	pa.sample_regs_user = 0;
 	pa.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CPU;
 	m = map_task(&pa);
@@ -241,6 +261,16 @@ static void targets_and_modes(void)
 	pa.comm = 1;
 	m = map_task(&pa);
 	ok(m.route == PERF_MAP_PMUCTX, "sampling with side-band mmap/comm records: the library's");
+	pa.mmap_data = 1;
+	pa.sample_type |= PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC;
+	m = map_task(&pa);
+	ok(m.route == PERF_MAP_PMUCTX,
+	   "data mappings, ADDR and DATA_SRC (--call-graph dwarf asks): the library's");
+	pa.sample_type |= PERF_SAMPLE_WEIGHT;
+	m = map_task(&pa);
+	ok(is_refused(&m, EOPNOTSUPP), "WEIGHT: EOPNOTSUPP");
+	pa.sample_type = PERF_SAMPLE_IP;
+	pa.mmap_data = 0;
 	pa.ksymbol = 1;
 	m = map_task(&pa);
 	ok(is_refused(&m, EINVAL), "sampling with ksymbol records: EINVAL (perf drops them)");
