@@ -826,6 +826,23 @@ static int target_of(struct stream *s, enum tgt t, unsigned int *oflags,
 
 /* ---- OPEN ---- */
 
+/* The user registers a sample may hold (perf's numbering, as the module checks). */
+#if defined(__x86_64__)
+#define FUZZ_USER_REGS	(((1ULL << 24) - 1) & ~(0xfULL << 12))
+#else
+#define FUZZ_USER_REGS	((1ULL << 33) - 1)
+#endif
+
+/* The bytes of a sample of a counter with a user part: the module's rule. */
+static uint32_t user_sample_size(const struct pmuctx_attr *a)
+{
+	if (!a->sample_regs_user && !a->sample_stack_user)
+		return 0;
+	return PMUCTX_SAMPLE_USER_SIZE(!!(a->flags & PMUCTX_ATTR_CALLCHAIN),
+				       __builtin_popcountll(a->sample_regs_user),
+				       a->sample_stack_user);
+}
+
 static const uint64_t periods[] = {
 	0, 1, 2, 7, 1000, 4096, 100000, 1000000, 1ULL << 31, (1ULL << 31) + 1,
 	1ULL << 32, UINT64_MAX,
@@ -874,6 +891,13 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 		need(e, EINVAL);
 	/* A call chain is a sample's. */
 	if ((f & PMUCTX_ATTR_CALLCHAIN) && !a->sample_period)
+		need(e, EINVAL);
+	/* So are user registers and stack: perf's registers, a stack of 8-byte words. */
+	if (a->__reserved_1)
+		need(e, EINVAL);
+	if ((a->sample_regs_user || a->sample_stack_user) &&
+	    (!a->sample_period || (a->sample_regs_user & ~FUZZ_USER_REGS) ||
+	     a->sample_stack_user > PMUCTX_SAMPLE_STACK_MAX || a->sample_stack_user % 8))
 		need(e, EINVAL);
 	/* A rate: not 0, up to max_sample_freq (its default), no range counter. */
 	if ((f & PMUCTX_ATTR_FREQ) &&
@@ -1076,6 +1100,16 @@ static void op_open(struct stream *s, char *attrbuf)
 			a.sample_period = freqs[below(s, sizeof(freqs) / sizeof(freqs[0]))];
 		if (excluded[CL_SAMPLING])
 			a.sample_period = 0;
+	}
+	/* A user part: registers and stacks, good and bad. */
+	if (chance(s, 10)) {
+		static const uint32_t stacks[] = { 0, 8, 64, 1024, 8192, 7, 65536,
+						   PMUCTX_SAMPLE_STACK_MAX };
+
+		a.sample_regs_user = chance(s, 85) ? rnd(s) & FUZZ_USER_REGS : rnd(s);
+		a.sample_stack_user = stacks[below(s, sizeof(stacks) / sizeof(stacks[0]))];
+		if (chance(s, 3))
+			a.__reserved_1 = rnd(s);
 	}
 	expect_attr(&a, priv, &e);
 
@@ -1590,7 +1624,7 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 	struct pmuctx_samples_read *rq = (struct pmuctx_samples_read *)b;
 	enum ptr_kind pk = pick_ptr(s), spk = pick_ptr(s);
 	unsigned char *smp = (unsigned char *)big;
-	uint32_t size, nr_in, lim, stride = PMUCTX_SAMPLE_SIZE_VER0;
+	uint32_t size, nr_in, lim, stride = PMUCTX_SAMPLE_SIZE_VER0, user = 0;
 	struct snap sn;
 	const char *desc;
 	struct expect e;
@@ -1606,6 +1640,10 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 	rq->nr = nr_in;
 	if (size >= offsetof(struct pmuctx_samples_read, __reserved)) {
 		rq->sample_size = strides[below(s, sizeof(strides) / sizeof(strides[0]))];
+		/* a counter with a user part: its record's size, one word less or more */
+		user = sn.attr_known ? user_sample_size(&sn.attr) : 0;
+		if (user && 2 * (user + 8) <= BIGBUF && chance(s, 60))
+			rq->sample_size = user + 8 * ((int)below(s, 3) - 1);
 		if (rq->sample_size)
 			stride = rq->sample_size;
 	}
@@ -1627,6 +1665,11 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 	/* Only hardware counters with a sample_period have a ring. */
 	if (sn.attr_known && !sn.attr.sample_period)
 		need(&e, EINVAL);
+	/* A user part must fit the caller's sample; a bigger one than that and a page is E2BIG. */
+	if (user && stride < user)
+		need(&e, EINVAL);
+	if (user && stride > user && stride > 4096)
+		need(&e, E2BIG);
 	if (spk != P_GOOD)
 		allow(&e, EFAULT);
 	snprintf(what, sizeof(what),
@@ -1662,6 +1705,19 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 			    one->nr_callchain > PMUCTX_CALLCHAIN_MAX)
 				viol(s, "%s: sample %u has %u chain entries in a %u-byte sample",
 				     what, i, one->nr_callchain, stride);
+		}
+		/* a user part as the counter asked, its stack within its room */
+		for (i = 0; user && i < rq->nr; i++) {
+			const struct pmuctx_sample_user *u = (const void *)
+				(smp + i * stride + PMUCTX_SAMPLE_SIZE_VER2 +
+				 (sn.attr.flags & PMUCTX_ATTR_CALLCHAIN ? 8 * PMUCTX_CALLCHAIN_MAX : 0));
+
+			if ((u->abi && u->nr_regs != __builtin_popcountll(sn.attr.sample_regs_user)) ||
+			    (!u->abi && (u->nr_regs || u->stack_size)) ||
+			    u->stack_dyn > u->stack_size ||
+			    u->stack_size > sn.attr.sample_stack_user)
+				viol(s, "%s: sample %u's user part: abi %u, %u registers, stack %u/%u",
+				     what, i, u->abi, u->nr_regs, u->stack_dyn, u->stack_size);
 		}
 	}
 }
