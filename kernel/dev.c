@@ -88,10 +88,12 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		info.hw_events[0] = hw->hw_events[0];
 		info.hw_events[1] = hw->hw_events[1];
 		info.features |= hw->features | PMUCTX_FEAT_MULTIPLEX;
+		/* The periods are the folds' on every backend (perf_fallback.c). */
+		if (hw->features & PMUCTX_FEAT_OVERFLOW)
+			info.features |= PMUCTX_FEAT_FREQ;
 		if ((hw->features & PMUCTX_FEAT_OVERFLOW) &&
 		    !(hw->features & PMUCTX_FEAT_PERF_EVENTS))
-			info.features |= PMUCTX_FEAT_FREQ |
-					 PMUCTX_FEAT_KERNEL_CALLCHAIN;
+			info.features |= PMUCTX_FEAT_KERNEL_CALLCHAIN;
 	} else {
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}
@@ -164,10 +166,6 @@ static int pmuctx_attr_check(const struct pmuctx_attr *attr)
 		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel &&
 		    !capable(CAP_PERFMON) && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
-		/* perf's events choose their own periods: not ours to adapt. */
-		if ((f & PMUCTX_ATTR_FREQ) &&
-		    (pmuctx_hw->features & PMUCTX_FEAT_PERF_EVENTS))
-			return -EOPNOTSUPP;
 		return 0;
 	default:
 		return -EINVAL;

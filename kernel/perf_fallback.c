@@ -31,6 +31,10 @@
  * only queues this CPU's irq_work, which folds the context loaded here;
  * the periods are counted by the folds, from the counts (perf's phase is
  * not the counter's: its event counts while the counter is disabled).
+ * So a frequency-sampling counter (PMUCTX_ATTR_FREQ) adapts its own
+ * periods there, as on the native backends, and its event only wakes the
+ * folds, as a fixed period's does: perf's own frequency mode starts at a
+ * period of one event and is throttled, counts and all, until it adapts.
  * No self-reads: a mapping is ENODEV.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -213,7 +217,9 @@ static void perf_fb_attr(const struct pmuctx_counter *c,
 	/*
 	 * perf's interrupt only wakes a fold, which counts the periods:
 	 * never more often than every PERF_FB_MIN_WAKE events, as perf
-	 * stops an event it throttles, and its count with it.
+	 * stops an event it throttles, and its count with it.  A rate
+	 * (PMUCTX_ATTR_FREQ, at most max_sample_freq) is below it: its
+	 * periods are the folds' to choose.
 	 */
 	if (c->attr.sample_period)
 		pattr->sample_period = max_t(u64, c->attr.sample_period,
