@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,6 +68,13 @@ struct perf_ring {
 	struct ring_format fmt;	/* its own event's: side-band and LOST records */
 	struct sideband *sb;	/* fmt.sideband: what the reader knows of the tasks */
 	struct tracker *tr;	/* fmt.sideband: the kernel's records, when it gave them */
+	/*
+	 * Kernel events' own rings whose records this one takes (a mixed
+	 * session: kernel_rings.c): each mapping's base, NULL when gone.
+	 * Set and cleared outside drains (perf_ring_remove_source() waits
+	 * for the one under way); read by drains.
+	 */
+	unsigned char *sources[RING_SOURCES];
 };
 
 static bool has_user_part(const struct ring_format *fmt)
@@ -218,6 +226,11 @@ void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt,
 	return view;
 }
 
+size_t perf_ring_len(const struct perf_ring *r)
+{
+	return r->len;
+}
+
 void perf_ring_get(struct perf_ring *r)
 {
 	__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED);
@@ -231,6 +244,31 @@ void perf_ring_free(struct perf_ring *r)
 	sideband_free(r->sb);
 	tracker_close(r->tr);
 	free(r);
+}
+
+/* Add or remove a kernel event's ring as a source of @r. */
+int perf_ring_add_source(struct perf_ring *r, void *base)
+{
+	for (int i = 0; i < RING_SOURCES; i++) {
+		unsigned char *none = NULL;
+
+		if (__atomic_compare_exchange_n(&r->sources[i], &none, base, false,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return 0;
+	}
+	errno = ENOSPC;
+	return -1;
+}
+
+void perf_ring_remove_source(struct perf_ring *r, void *base)
+{
+	/* no drain reads it once this one holds the ring */
+	while (__atomic_exchange_n(&r->writing, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+	for (int i = 0; i < RING_SOURCES; i++)
+		if (r->sources[i] == base)
+			__atomic_store_n(&r->sources[i], NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->writing, 0, __ATOMIC_RELEASE);
 }
 
 /* Room for @size more bytes: the reader's data_tail bounds a writable ring. */
@@ -286,6 +324,110 @@ static uint64_t tid_word(const struct pmuctx_sample *s)
 static uint64_t cpu_word(const struct pmuctx_sample *s)
 {
 	return s->cpu;
+}
+
+/*
+ * @len bytes at offset @off of a kernel ring's data (@size, a power of
+ * two) onto the end of @r, both wrapping.
+ */
+static void ring_put_from(struct perf_ring *r, const unsigned char *src, uint64_t size,
+			  uint64_t off, size_t len)
+{
+	unsigned char *data = r->base + r->page;
+
+	while (len) {
+		uint64_t s = off & (size - 1), d = r->head & (r->data_size - 1);
+		size_t n = len;
+
+		if (n > size - s)
+			n = size - s;
+		if (n > r->data_size - d)
+			n = r->data_size - d;
+		memcpy(data + d, src + s, n);
+		off += n;
+		r->head += n;
+		len -= n;
+	}
+}
+
+/*
+ * The records the kernel wrote into each source since the last drain,
+ * as it wrote them (they are its events' own, in their own formats), as
+ * far as they fit; what does not stays in the source, whose own LOST
+ * records the kernel writes when it fills.  Under r->writing.
+ */
+static void drain_sources(struct perf_ring *r)
+{
+	for (int i = 0; i < RING_SOURCES; i++) {
+		unsigned char *base = __atomic_load_n(&r->sources[i], __ATOMIC_ACQUIRE);
+		struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)base;
+		const unsigned char *data;
+		uint64_t head, tail, size;
+		struct perf_event_header h;
+
+		if (!base)
+			continue;
+		data = base + pg->data_offset;
+		size = pg->data_size;
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		tail = pg->data_tail;
+		while (size && head - tail >= sizeof(h)) {
+			uint64_t at = tail & (size - 1);
+
+			if (size - at >= sizeof(h)) {
+				memcpy(&h, data + at, sizeof(h));
+			} else {
+				memcpy(&h, data + at, size - at);
+				memcpy((unsigned char *)&h + (size - at), data, sizeof(h) - (size - at));
+			}
+			if (h.size < sizeof(h) || h.size % 8 || h.size > head - tail) {
+				tail = head;	/* not the kernel's: dropped */
+				break;
+			}
+			if (!ring_room(r, h.size))
+				break;
+			ring_put_from(r, data, size, tail, h.size);
+			tail += h.size;
+		}
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	}
+}
+
+int perf_ring_drain_sources(struct perf_ring *r)
+{
+	uint64_t head;
+
+	if (__atomic_exchange_n(&r->writing, 1, __ATOMIC_ACQUIRE))
+		return 0;
+	head = r->head;
+	drain_sources(r);
+	if (r->data_size)
+		__atomic_store_n(&header(r)->data_head, r->head, __ATOMIC_RELEASE);
+	head = r->head != head;
+	__atomic_store_n(&r->writing, 0, __ATOMIC_RELEASE);
+	return head;
+}
+
+void *perf_ring_adopt(struct perf_ring **ringp, const struct ring_format *fmt, void *view,
+		      size_t len, int prot, void *source)
+{
+	struct perf_ring *r = ring_create(fmt, NULL, len, prot);
+	void *p;
+
+	if (!r)
+		return MAP_FAILED;
+	/* our pages where the program's view of the kernel's were */
+	p = mremap(r->base, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, view);
+	if (p == MAP_FAILED || mprotect(p, len, prot & (PROT_READ | PROT_WRITE)) ||
+	    perf_ring_add_source(r, source)) {
+		int err = errno;
+
+		perf_ring_free(r);
+		errno = err;
+		return MAP_FAILED;
+	}
+	*ringp = r;
+	return p;
 }
 
 /* The sample_id fields perf appends to a non-sample record (sample_id_all). */
@@ -515,7 +657,9 @@ int perf_ring_drain(struct perf_ring *r, int fd, const struct ring_format *fmt,
 	/* what the kernel wrote before this drain's samples were taken */
 	if (r->tr)
 		tracker_drain(r->tr, write_tracked, r);
-	for (;;) {
+	drain_sources(r);
+	/* a counting event's ring (PAPI maps one) gets no samples: no batch */
+	while (b) {
 		memset(&req, 0, sizeof(req));
 		req.size = sizeof(req);
 		req.nr = b->nr;

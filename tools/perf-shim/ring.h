@@ -80,13 +80,36 @@ void *perf_ring_map(struct perf_ring **ringp, const struct ring_format *fmt,
  * Move @fd's waiting pmuctx samples into @ring as perf records of the
  * event of format @fmt (the ring's own, or one redirected to it with
  * PERF_EVENT_IOC_SET_OUTPUT), through that event's @batch, and publish
- * them in data_head; nonzero
+ * them in data_head (@batch NULL: an event that never samples); nonzero
  * when it wrote a record.  *@module_lost: the module's lost count of @fd
  * as last read.  Async-signal-safe; a drain that finds another writing
  * the ring leaves its samples in the module for the next.
  */
 int perf_ring_drain(struct perf_ring *ring, int fd, const struct ring_format *fmt,
 		    struct sample_batch *batch, uint64_t *module_lost);
+
+/*
+ * A mixed session (kernel_rings.c): a kernel event's own ring (@base, its
+ * mapping) becomes a source of @ring, whose drains copy its records; at
+ * most RING_SOURCES of them (ENOSPC).  Removing one waits for a drain
+ * under way, so its mapping may go after.
+ */
+#define RING_SOURCES	64
+int perf_ring_add_source(struct perf_ring *ring, void *base);
+void perf_ring_remove_source(struct perf_ring *ring, void *base);
+/* Copy what the sources have into @ring, as perf_ring_drain() does first. */
+int perf_ring_drain_sources(struct perf_ring *ring);
+/*
+ * A library ring of @fmt's where the program's mapping @view of a kernel
+ * event's ring was (@len, @prot): its pages replace the view's, and
+ * @source (our own mapping of that kernel ring) feeds it.  *@ringp is
+ * set; returns @view, or MAP_FAILED with errno.
+ */
+void *perf_ring_adopt(struct perf_ring **ringp, const struct ring_format *fmt, void *view,
+		      size_t len, int prot, void *source);
+
+/* The bytes of @ring's mapping. */
+size_t perf_ring_len(const struct perf_ring *ring);
 
 /* One more event writes into @ring (SET_OUTPUT). */
 void perf_ring_get(struct perf_ring *ring);

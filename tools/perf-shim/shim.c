@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "attr_map.h"
+#include "kernel_rings.h"
 #include "pmuctx_abi.h"
 #include "pmuctx_events.h"
 #include "ring.h"
@@ -221,6 +222,7 @@ static void drain_all(void)
 {
 	int fd, len;
 
+	kernel_rings_drain();
 	if (!__atomic_load_n(&rings, __ATOMIC_ACQUIRE))
 		return;
 	len = __atomic_load_n(&table_len, __ATOMIC_ACQUIRE);
@@ -393,6 +395,31 @@ static uint64_t module_features(void)
 	return __atomic_load_n(&features, __ATOMIC_RELAXED);
 }
 
+/*
+ * A sampling event the kernel keeps (software, tracepoints): timed on
+ * CLOCK_MONOTONIC when the program names no clock, as pmuctx's samples
+ * are, so that a session of both sorts its records as they happened; and
+ * known to kernel_rings.c, whose rings may take its records.
+ */
+static long open_kernel_sampling(const struct perf_event_attr *uattr,
+				 const struct perf_event_attr *pa, pid_t pid, int cpu,
+				 int group_fd, unsigned long flags)
+{
+	struct perf_event_attr a = *pa;
+	long fd;
+
+	if (!a.use_clockid) {
+		a.use_clockid = 1;
+		a.clockid = CLOCK_MONOTONIC;
+		a.size = sizeof(a);
+		uattr = &a;
+	}
+	fd = real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
+	if (fd >= 0)
+		kernel_ring_opened(fd, pa);
+	return fd;
+}
+
 static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int group_fd,
 		      unsigned long flags)
 {
@@ -455,7 +482,9 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	if (m.route == PERF_MAP_KERNEL) {
 		shim_debug("type %u config %#llx pid %d cpu %d: to the kernel\n", pa.type,
 			   (unsigned long long)pa.config, pid, cpu);
-		return real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
+		if (!pa.sample_period)
+			return real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
+		return open_kernel_sampling(uattr, &pa, pid, cpu, group_fd, flags);
 	}
 	if (m.route == PERF_MAP_REFUSED) {
 		shim_debug("type %u config %#llx pid %d cpu %d: refused (%s): %s\n", pa.type,
@@ -702,31 +731,41 @@ static int shim_enable(struct shim_event *ev, bool on, unsigned long arg)
 static int shim_set_output(struct shim_event *ev, int out_fd)
 {
 	struct shim_event *out = out_fd == -1 ? NULL : lookup(out_fd);
-	struct perf_ring *r = NULL;
+	struct perf_ring *r = NULL, *target = NULL;
 	sigset_t saved;
 	int err = 0;
 
 	if (out_fd != -1 && !out) {
-		/* a kernel perf event's ring, or no event at all */
-		errno = EINVAL;
-		return -1;
+		/*
+		 * A kernel event's ring the program mapped: a library ring
+		 * from now on (kernel_rings.c); else no ring or no event.
+		 */
+		target = ev->sampling && kernel_ring_known(out_fd) ?
+			 kernel_ring_adopt(out_fd) : NULL;
+		if (!target) {
+			errno = EINVAL;
+			return -1;
+		}
+		shim_signals_end_reading();
 	}
 	shim_lock(&table_lock, &saved);
+	if (out)
+		target = out->ring;
 	if (out == ev) {
 		err = EINVAL;		/* perf: no circle */
 	} else if (ev->ring && !ev->ring_is_output) {
 		err = EBUSY;		/* perf: the event's own ring is mapped */
-	} else if (out && (!ev->sampling || !out->ring || out->idle != ev->idle)) {
+	} else if (out_fd != -1 && (!ev->sampling || !target || (out && out->idle != ev->idle))) {
 		err = EINVAL;
 	} else {
 		r = __atomic_exchange_n(&ev->ring, NULL, __ATOMIC_ACQ_REL);
 		if (r)
 			__atomic_sub_fetch(&rings, 1, __ATOMIC_RELEASE);
 		ev->ring_is_output = false;
-		if (out) {
-			perf_ring_get(out->ring);
+		if (target) {
+			perf_ring_get(target);
 			ev->ring_is_output = true;
-			__atomic_store_n(&ev->ring, out->ring, __ATOMIC_RELEASE);
+			__atomic_store_n(&ev->ring, target, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&rings, 1, __ATOMIC_RELEASE);
 		}
 	}
@@ -736,7 +775,7 @@ static int shim_set_output(struct shim_event *ev, int out_fd)
 		__atomic_store_n(&ev->ring_busy, 0, __ATOMIC_RELEASE);
 	}
 	/* what it sampled before is the new ring's too */
-	if (out && !err)
+	if (target && !err)
 		drain_event(ev);
 	if (err) {
 		errno = err;
@@ -793,6 +832,33 @@ static int shim_ioctl(int fd, struct shim_event *ev, unsigned long request, unsi
 	}
 }
 
+/*
+ * A kernel event sent to a library ring (a pmuctx event's, or a kernel
+ * event's the library adopted): its records go there (kernel_rings.c).
+ * To a kernel ring, or nowhere: the kernel's business.
+ */
+static int kernel_set_output(int fd, int out_fd)
+{
+	struct shim_event *out = lookup(out_fd);
+	struct perf_ring *r = out ? __atomic_load_n(&out->ring, __ATOMIC_ACQUIRE) :
+				    kernel_ring_adopted(out_fd);
+	int err;
+
+	if (out && !r) {
+		errno = EINVAL;		/* perf: no ring to send to */
+		return -1;
+	}
+	if (!r)
+		return real_ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, out_fd);
+	err = kernel_ring_feed(fd, r, perf_ring_len(r));
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	shim_debug("fd %d (the kernel's) writes into fd %d's ring\n", fd, out_fd);
+	return 0;
+}
+
 SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 {
 	struct shim_event *ev = lookup(fd);
@@ -804,6 +870,8 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_start(ap, request);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (!ev && request == PERF_EVENT_IOC_SET_OUTPUT && kernel_ring_known(fd))
+		return kernel_set_output(fd, (int)arg);
 	if (!ev)
 		return real_ioctl(fd, request, arg);
 	return shim_ioctl(fd, ev, request, arg);
@@ -834,6 +902,7 @@ static void forget(int fd)
 	struct shim_event *ev = lookup(fd), *gone = NULL;
 	int i, next = -1;
 
+	kernel_ring_closed(fd);
 	if (!ev)
 		return;
 	shim_lock(&table_lock, &saved);
@@ -1062,8 +1131,13 @@ SHIM_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_
 
 	shim_init();
 
-	if (!ev)
-		return real_mmap(addr, len, prot, flags, fd, off);
+	if (!ev) {
+		p = real_mmap(addr, len, prot, flags, fd, off);
+		/* a kernel event's ring: a pmuctx event sent to it adopts it */
+		if (!off && !(flags & MAP_ANONYMOUS) && kernel_ring_known(fd))
+			kernel_ring_mapped(fd, p, len, prot);
+		return p;
+	}
 	if (off) {
 		errno = EINVAL;
 		return MAP_FAILED;

@@ -230,6 +230,32 @@ set -- $(dwarf_chains "$T/gf.data")
 check "-g on the same binary: frame pointers name no caller ($2 of $1 loop samples do)" \
 	"[ '$1' -ge 30 ] && [ '$2' = 0 ]"
 
+# ---- a mixed session: a kernel tracepoint beside pmuctx's event ----
+# sched:sched_process_fork is the kernel's event (period 1, as perf sets
+# every tracepoint's): its records go into the pmuctx event's ring when
+# it comes second (SET_OUTPUT to the library's ring), and the pmuctx
+# event's into the kernel's ring when it comes second (the library
+# adopts that ring); either way perf_loop's two forks are two samples,
+# and the loop's samples are all there.
+tracefs=/sys/kernel/tracing
+[ -d $tracefs/events ] || mount -t tracefs none $tracefs 2> /dev/null
+for order in pmuctx-first kernel-first; do
+	if [ $order = pmuctx-first ]; then
+		set -- -e $rec_event -e sched:sched_process_fork
+	else
+		set -- -e sched:sched_process_fork -e $rec_event
+	fi
+	$pin $P exec -- perf record "$@" -c 100000 -o "$T/mix.data" -- "$LOOP" 1000000 2 \
+		> "$T/rec" 2> "$T/err"
+	rc=$?
+	perf report -i "$T/mix.data" --stats > "$T/rep" 2>> "$T/err"
+	forks=$(awk '/sched:sched_process_fork stats:/ { getline; print $3 }' "$T/rep")
+	loop=$(awk -v e="$rec_event stats:" '$0 ~ e { getline; print $3 }' "$T/rep")
+	check "perf record $* ($order) exits 0 (exit $rc)" "[ $rc -eq 0 ]"
+	check "$order: 2 fork samples of the kernel's tracepoint (${forks:-none}), 58 to 60 of the loop's (${loop:-none})" \
+		"[ '${forks:-0}' = 2 ] && [ '${loop:-0}' -ge 58 ] && [ '${loop:-0}' -le 60 ]"
+done
+
 # ---- each sample's CPU (--sample-cpu), the last ----
 sort="--sort cpu"
 rec_report cpu 3000000 -e $rec_event -c 100000 --sample-cpu
