@@ -110,6 +110,7 @@ FIXTURE(planted) {
 	uint64_t vals[PLANT_NR_REGS];
 	struct user_samples us;
 	int fd;
+	bool ready;	/* set up: this harness runs a test its setup skipped */
 };
 
 FIXTURE_SETUP(planted)
@@ -136,6 +137,7 @@ FIXTURE_SETUP(planted)
 	self->fd = open_user_sampler(PLANT_ALL_REGS, STACK_ROOM, PMUCTX_ATTR_EXCLUDE_KERNEL,
 				     1 << 17);
 	ASSERT_LE(0, self->fd) TH_LOG("open: %s", strerror(errno));
+	self->ready = true;
 }
 
 FIXTURE_TEARDOWN(planted)
@@ -161,6 +163,8 @@ TEST_F(planted, samples_carry_the_tasks_registers_and_stack)
 	__asm__("mov %%cs, %0; mov %%ss, %1" : "=r"(cs), "=r"(ss));
 #endif
 
+	if (!self->ready)
+		return;
 	ASSERT_EQ(0, run_planted(self->fd, &self->us, self->vals, sp));
 	for (i = 0; i < self->us.nr; i++) {
 		const struct pmuctx_sample *s = sample_at(&self->us, i);
@@ -214,6 +218,9 @@ TEST_F(planted, a_stack_copy_ends_at_memory_that_is_not_there)
 	} cases[4];
 	int c, i, n;
 
+	if (!self->ready)
+		return;
+
 #if defined(__aarch64__)
 	kernel = 0xffff800008000000UL;
 #endif
@@ -252,6 +259,9 @@ TEST_F(planted, registers_come_as_the_mask_asks)
 	uint64_t mask = (1ULL << PLANT_REG_SP) | (1ULL << PLANT_REG_IP) | (1ULL << 3) | 1;
 	struct user_samples us = self->us;
 	int i, n = 0, fd;
+
+	if (!self->ready)
+		return;
 
 	close(self->fd);
 	self->fd = -1;
