@@ -986,7 +986,6 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	struct pmuctx_tree_entry *ents = NULL;
 	struct pmuctx_tree_walk w;
 	struct pmuctx_tree_read tr;
-	u64 clk[PMUCTX_NR_CLOCKS];
 	long ret;
 	u32 room;
 
@@ -1005,12 +1004,14 @@ static long pmuctx_ioctl_tree_read(struct pmuctx_counter *c,
 	tr.exited_value = 0;
 	tr.exited_tasks = 0;
 
-	pmuctx_ctx_lock_irq(c->ctx);
-	pmuctx_ctx_clocks_now(c->ctx, clk);
-	tr.own_value = pmuctx_counter_value(c, clk);
-	pmuctx_ctx_unlock_irq(c->ctx);
-
+	/*
+	 * The original's value is read once, for its own field and for the
+	 * total: the reader is often its holder, and a switch of the reader
+	 * between two readings (an inherited context-switch counter) made
+	 * the total one more than its parts.
+	 */
 	pmuctx_tree_visit(c, &tr, ents, room);
+	tr.own_value = tr.total;
 	w.tr = tr;
 	w.own = tr;
 	w.ents = ents;
