@@ -396,14 +396,15 @@ static uint64_t module_features(void)
 }
 
 /*
- * A sampling event the kernel keeps (software, tracepoints): timed on
+ * An event the kernel keeps (software, tracepoints): timed on
  * CLOCK_MONOTONIC when the program names no clock, as pmuctx's samples
- * are, so that a session of both sorts its records as they happened; and
- * known to kernel_rings.c, whose rings may take its records.
+ * are, so that a session of both sorts its records as they happened
+ * (every one of them: perf's kernel wants one clock in a group); and a
+ * sampling one known to kernel_rings.c, whose rings may take its records.
  */
-static long open_kernel_sampling(const struct perf_event_attr *uattr,
-				 const struct perf_event_attr *pa, pid_t pid, int cpu,
-				 int group_fd, unsigned long flags)
+static long open_kernel_event(const struct perf_event_attr *uattr,
+			      const struct perf_event_attr *pa, pid_t pid, int cpu,
+			      int group_fd, unsigned long flags)
 {
 	struct perf_event_attr a = *pa;
 	long fd;
@@ -415,7 +416,7 @@ static long open_kernel_sampling(const struct perf_event_attr *uattr,
 		uattr = &a;
 	}
 	fd = real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
-	if (fd >= 0)
+	if (fd >= 0 && pa->sample_period)
 		kernel_ring_opened(fd, pa);
 	return fd;
 }
@@ -482,9 +483,7 @@ static long shim_open(struct perf_event_attr *uattr, pid_t pid, int cpu, int gro
 	if (m.route == PERF_MAP_KERNEL) {
 		shim_debug("type %u config %#llx pid %d cpu %d: to the kernel\n", pa.type,
 			   (unsigned long long)pa.config, pid, cpu);
-		if (!pa.sample_period)
-			return real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
-		return open_kernel_sampling(uattr, &pa, pid, cpu, group_fd, flags);
+		return open_kernel_event(uattr, &pa, pid, cpu, group_fd, flags);
 	}
 	if (m.route == PERF_MAP_REFUSED) {
 		shim_debug("type %u config %#llx pid %d cpu %d: refused (%s): %s\n", pa.type,
