@@ -858,6 +858,26 @@ static int kernel_set_output(int fd, int out_fd)
 	return 0;
 }
 
+/*
+ * PERF_EVENT_IOC_MODIFY_ATTRIBUTES of a kernel event (perf's watchpoint
+ * tests move a breakpoint): the kernel wants the new attr equal to the
+ * event's but for what may change, so it gets the clock the library gave
+ * the event at its open (open_kernel_event()).
+ */
+static int modify_kernel_event(int fd, const struct perf_event_attr *uattr)
+{
+	struct perf_event_attr a;
+
+	if (!uattr || !uattr->size || uattr->size > sizeof(a) || uattr->use_clockid)
+		return real_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, uattr);
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, uattr, uattr->size);
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.size = sizeof(a);
+	return real_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
+}
+
 SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 {
 	struct shim_event *ev = lookup(fd);
@@ -871,6 +891,8 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
 	va_end(ap);
 	if (!ev && request == PERF_EVENT_IOC_SET_OUTPUT && kernel_ring_known(fd))
 		return kernel_set_output(fd, (int)arg);
+	if (!ev && request == PERF_EVENT_IOC_MODIFY_ATTRIBUTES && !route_kernel)
+		return modify_kernel_event(fd, (const struct perf_event_attr *)arg);
 	if (!ev)
 		return real_ioctl(fd, request, arg);
 	return shim_ioctl(fd, ev, request, arg);

@@ -1638,10 +1638,10 @@ static void op_samples(struct stream *s, unsigned char *b, uint64_t *big)
 	sized_prepare(b, size, sizeof(*rq), tail, s);
 	nr_in = nrs[below(s, sizeof(nrs) / sizeof(nrs[0]))];
 	rq->nr = nr_in;
+	/* a counter with a user part: its record's size, one word less or more */
+	user = sn.attr_known ? user_sample_size(&sn.attr) : 0;
 	if (size >= offsetof(struct pmuctx_samples_read, __reserved)) {
 		rq->sample_size = strides[below(s, sizeof(strides) / sizeof(strides[0]))];
-		/* a counter with a user part: its record's size, one word less or more */
-		user = sn.attr_known ? user_sample_size(&sn.attr) : 0;
 		if (user && 2 * (user + 8) <= BIGBUF && chance(s, 60))
 			rq->sample_size = user + 8 * ((int)below(s, 3) - 1);
 		if (rq->sample_size)
