@@ -1103,13 +1103,12 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 			memcpy(chains[n], ring->chains[idx],
 			       buf[n].nr_callchain * sizeof(u64));
 		if (users) {
-			const struct pmuctx_sample_user *u = (const void *)
-				(ring->user + (ring->tail & (ring->cap - 1)) *
-				 ring->user_bytes);
+			const struct pmuctx_sample_user *u =
+				pmuctx_ring_user(ring, ring->tail);
 
 			/* The stack bytes not copied are stale: not given out. */
 			memcpy(users + n * ring->user_bytes, u,
-			       sizeof(*u) + u->nr_regs * sizeof(u64) + u->stack_dyn);
+			       pmuctx_sample_user_len(u));
 		}
 		n++;
 		ring->tail++;
@@ -1131,8 +1130,7 @@ static long pmuctx_ioctl_samples(struct pmuctx_counter *c,
 		if (!ret && users) {
 			const struct pmuctx_sample_user *u =
 				(const void *)(users + i * ring->user_bytes);
-			u32 bytes = sizeof(*u) + u->nr_regs * sizeof(u64) +
-				    u->stack_dyn;
+			u32 bytes = pmuctx_sample_user_len(u);
 
 			if (clear_user(out + end, user_off - end) ||
 			    copy_to_user(out + user_off, u, bytes))

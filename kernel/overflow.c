@@ -140,9 +140,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 		if (ring->user)
 			pmuctx_sample_user_take(pmuctx_user_regs(regs),
 						ring->regs_mask, ring->stack_room,
-						(void *)(ring->user +
-							 (ring->head & (ring->cap - 1)) *
-							 ring->user_bytes));
+						pmuctx_ring_user(ring, ring->head));
 		ring->head++;
 	}
 	raw_spin_unlock(&ring->lock);

@@ -134,7 +134,8 @@ struct pmuctx_sample_ring {
 	/*
 	 * sample_regs_user/sample_stack_user: the user part of the sample
 	 * numbered head, @user_bytes at user + (head % cap) * user_bytes
-	 * (struct pmuctx_sample_user, registers, stack), under @lock.
+	 * (pmuctx_ring_user(): struct pmuctx_sample_user, registers,
+	 * stack), under @lock.
 	 */
 	u64 regs_mask;
 	u32 stack_room;
@@ -144,6 +145,19 @@ struct pmuctx_sample_ring {
 
 /* The most memory a ring's user stacks take: @cap is cut to fit. */
 #define PMUCTX_SAMPLE_USER_RING_BYTES	(2U << 20)
+
+/* The user part of the sample numbered @seq (a head or tail of @ring). */
+static inline struct pmuctx_sample_user *
+pmuctx_ring_user(const struct pmuctx_sample_ring *ring, u32 seq)
+{
+	return (void *)(ring->user + (seq & (ring->cap - 1)) * ring->user_bytes);
+}
+
+/* The bytes of @u the sample filled: its registers and the stack copied. */
+static inline u32 pmuctx_sample_user_len(const struct pmuctx_sample_user *u)
+{
+	return sizeof(*u) + u->nr_regs * sizeof(u64) + u->stack_dyn;
+}
 
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr);
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
