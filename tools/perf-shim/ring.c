@@ -326,6 +326,16 @@ static uint64_t cpu_word(const struct pmuctx_sample *s)
 	return s->cpu;
 }
 
+void perf_ring_copy_out(const unsigned char *data, uint64_t size, uint64_t off, void *out,
+			size_t len)
+{
+	uint64_t at = off & (size - 1);
+	size_t first = len < size - at ? len : size - at;
+
+	memcpy(out, data + at, first);
+	memcpy((unsigned char *)out + first, data, len - first);
+}
+
 /*
  * @len bytes at offset @off of a kernel ring's data (@size, a power of
  * two) onto the end of @r, both wrapping.
@@ -372,14 +382,7 @@ static void drain_sources(struct perf_ring *r)
 		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 		tail = pg->data_tail;
 		while (size && head - tail >= sizeof(h)) {
-			uint64_t at = tail & (size - 1);
-
-			if (size - at >= sizeof(h)) {
-				memcpy(&h, data + at, sizeof(h));
-			} else {
-				memcpy(&h, data + at, size - at);
-				memcpy((unsigned char *)&h + (size - at), data, sizeof(h) - (size - at));
-			}
+			perf_ring_copy_out(data, size, tail, &h, sizeof(h));
 			if (h.size < sizeof(h) || h.size % 8 || h.size > head - tail) {
 				tail = head;	/* not the kernel's: dropped */
 				break;

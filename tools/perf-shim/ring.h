@@ -108,6 +108,13 @@ int perf_ring_drain_sources(struct perf_ring *ring);
 void *perf_ring_adopt(struct perf_ring **ringp, const struct ring_format *fmt, void *view,
 		      size_t len, int prot, void *source);
 
+/*
+ * @len bytes at offset @off of a kernel ring's data (@size bytes, a power
+ * of two) into @out, wrapping: the records of a ring the kernel writes.
+ */
+void perf_ring_copy_out(const unsigned char *data, uint64_t size, uint64_t off, void *out,
+			size_t len);
+
 /* The bytes of @ring's mapping. */
 size_t perf_ring_len(const struct perf_ring *ring);
 

@@ -396,11 +396,27 @@ static uint64_t module_features(void)
 }
 
 /*
- * An event the kernel keeps (software, tracepoints): timed on
- * CLOCK_MONOTONIC when the program names no clock, as pmuctx's samples
- * are, so that a session of both sorts its records as they happened
- * (every one of them: perf's kernel wants one clock in a group); and a
- * sampling one known to kernel_rings.c, whose rings may take its records.
+ * The clock of every kernel event's attr the library passes on, at its
+ * open and at each PERF_EVENT_IOC_MODIFY_ATTRIBUTES: CLOCK_MONOTONIC when
+ * the program names none, as pmuctx's samples are, so that a session of
+ * both sorts its records as they happened (every event: perf's kernel
+ * wants one clock in a group, and a modified attr equal to the event's).
+ * False when @a names its own, and is left as it is.
+ */
+static bool kernel_event_clock(struct perf_event_attr *a)
+{
+	if (a->use_clockid)
+		return false;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->size = sizeof(*a);
+	return true;
+}
+
+/*
+ * An event the kernel keeps (software, tracepoints), on the library's
+ * clock (kernel_event_clock()); a sampling one is known to
+ * kernel_rings.c, whose rings may take its records.
  */
 static long open_kernel_event(const struct perf_event_attr *uattr,
 			      const struct perf_event_attr *pa, pid_t pid, int cpu,
@@ -409,12 +425,8 @@ static long open_kernel_event(const struct perf_event_attr *uattr,
 	struct perf_event_attr a = *pa;
 	long fd;
 
-	if (!a.use_clockid) {
-		a.use_clockid = 1;
-		a.clockid = CLOCK_MONOTONIC;
-		a.size = sizeof(a);
+	if (kernel_event_clock(&a))
 		uattr = &a;
-	}
 	fd = real_syscall(__NR_perf_event_open, uattr, pid, cpu, group_fd, flags);
 	if (fd >= 0 && pa->sample_period)
 		kernel_ring_opened(fd, pa);
@@ -861,20 +873,19 @@ static int kernel_set_output(int fd, int out_fd)
 /*
  * PERF_EVENT_IOC_MODIFY_ATTRIBUTES of a kernel event (perf's watchpoint
  * tests move a breakpoint): the kernel wants the new attr equal to the
- * event's but for what may change, so it gets the clock the library gave
- * the event at its open (open_kernel_event()).
+ * event's but for what may change, so it gets the clock the event got
+ * at its open (kernel_event_clock()).
  */
 static int modify_kernel_event(int fd, const struct perf_event_attr *uattr)
 {
 	struct perf_event_attr a;
 
-	if (!uattr || !uattr->size || uattr->size > sizeof(a) || uattr->use_clockid)
+	if (!uattr || !uattr->size || uattr->size > sizeof(a))
 		return real_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, uattr);
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, uattr, uattr->size);
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
-	a.size = sizeof(a);
+	if (!kernel_event_clock(&a))
+		return real_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, uattr);
 	return real_ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, &a);
 }
 

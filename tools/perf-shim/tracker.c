@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ring.h"
 #include "tracker.h"
 
 #define TRACKER_DATA_PAGES	16
@@ -137,17 +138,6 @@ fail:
 	return NULL;
 }
 
-/* @len bytes at ring offset @off (a power-of-two ring of @size) into @out. */
-static void copy_out(const unsigned char *data, uint64_t size, uint64_t off, void *out,
-		     size_t len)
-{
-	uint64_t at = off & (size - 1);
-	size_t first = len < size - at ? len : size - at;
-
-	memcpy(out, data + at, first);
-	memcpy((unsigned char *)out + first, data, len - first);
-}
-
 static bool forwarded(uint32_t type)
 {
 	switch (type) {
@@ -178,10 +168,10 @@ static void drain_ring(struct tracker *t, struct tracker_ring *tr, tracker_emit_
 		const unsigned char *trailer;
 		uint32_t words[2];
 
-		copy_out(data, size, tail, &h, sizeof(h));
+		perf_ring_copy_out(data, size, tail, &h, sizeof(h));
 		if (h.size < sizeof(h) || h.size > head - tail)
 			break;
-		copy_out(data, size, tail, t->rec, h.size);
+		perf_ring_copy_out(data, size, tail, t->rec, h.size);
 		if (forwarded(h.type) && h.size >= sizeof(h) + TRACKER_ID_BYTES) {
 			trailer = t->rec + h.size - TRACKER_ID_BYTES;
 			memcpy(words, trailer, sizeof(words));
