@@ -741,6 +741,196 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 	close(tg->fd);
 }
 
+/*
+ * One ENABLE against one fork, its moment swept across the fork.  The
+ * toggled counter is the last of ONE_ENABLE_COUNTERS inherited ones: the
+ * fork hook copies its state last and publishes its clone last, so the
+ * ENABLE lands between any two steps of the hook for it.  The enabler is
+ * a thread created before any counter (it holds no context), on the other
+ * CPU.  Once the ENABLE returned, the child must count:
+ * - @leave: the child leaves the family (a counter of its own), so no
+ *   swap moves its instance, and its own entry must hold its 16 faults;
+ * - otherwise it stays, and equivalent swaps exchange the parent's and the
+ *   child's contexts at every switch between them (uapi.rst, TREE_READ: a
+ *   value belongs to a context, not a task), so the child's entry may be
+ *   the context that never ran; the family's total must then gain the
+ *   child's busy 20 ms (at least half of it, the rest being slack for
+ *   a busy host's other guest tasks on that CPU).
+ */
+#define ONE_ENABLE_COUNTERS	1001
+#define ONE_ENABLE_FORKS	80
+#define ONE_ENABLE_SPIN_NS	20000000ULL
+/*
+ * At least 8 swept forks, then as many as fit (a debug kernel's fork of
+ * a thousand counters takes seconds): the sweep then samples the fork's
+ * length more coarsely, still from its start to past its end.
+ */
+#define ONE_ENABLE_SECONDS	20
+
+struct one_enable {
+	int fd;
+	volatile int round, done, quit;
+	volatile uint64_t delay_ns;
+};
+
+static void *one_enabler(void *arg)
+{
+	struct one_enable *oe = arg;
+	int seen = 0;
+	uint64_t t;
+
+	for (;;) {
+		while (oe->round == seen && !oe->quit)
+			;
+		if (oe->quit)
+			return NULL;
+		seen = oe->round;
+		t = now_ns();
+		while (now_ns() - t < oe->delay_ns)
+			;
+		ioctl(oe->fd, PMUCTX_IOC_ENABLE, 0);
+		oe->done = seen;
+	}
+}
+
+static void __attribute__((noreturn)) one_enable_child(bool leave, int go, int ack)
+{
+	uint64_t t;
+	char c;
+
+	/* Out of the family: no swap moves its instance. */
+	if (leave && open_sw_on(PMUCTX_SW_CONTEXT_SWITCHES, 0, 0, 0) < 0)
+		_exit(1);
+	read_full(go, &c, 1);
+	if (leave)
+		touch_small_pages(16);
+	else
+		for (t = now_ns(); now_ns() - t < ONE_ENABLE_SPIN_NS;)
+			;
+	write_full(ack, "a", 1);
+	read_full(go, &c, 1);
+	_exit(0);
+}
+
+/* The child's part of the family since @before, or -1 (logged). */
+static long long one_enable_gain(struct __test_metadata *_metadata,
+				 struct one_enable *oe, bool leave, pid_t kid,
+				 uint64_t before)
+{
+	static struct pmuctx_tree_entry ents[16];
+	struct pmuctx_tree_read tr;
+	int i;
+
+	if (!leave)
+		return pmuctx_read1(oe->fd) - before;
+	memset(&tr, 0, sizeof(tr));
+	tr.size = sizeof(tr);
+	tr.nr_entries = 16;
+	tr.entries = (uintptr_t)ents;
+	if (ioctl(oe->fd, PMUCTX_IOC_TREE_READ, &tr)) {
+		TH_LOG("TREE_READ: %s", strerror(errno));
+		return -1;
+	}
+	i = find_entry(ents, tr.nr_entries, kid);
+	if (i < 0) {
+		TH_LOG("the child %d has no entry", kid);
+		return -1;
+	}
+	return ents[i].value;
+}
+
+static void one_enable_run(struct __test_metadata *_metadata, bool leave)
+{
+	struct one_enable *oe = shared_area(sizeof(*oe));
+	int *fds = calloc(ONE_ENABLE_COUNTERS, sizeof(*fds));
+	long long need = leave ? 16 : ONE_ENABLE_SPIN_NS / 2, got;
+	int go[2], ack[2], i, k, status, bad = 0, checked = 0;
+	uint64_t t0, fork_ns = 0, before, end;
+	struct rlimit rl;
+	pthread_t th;
+	pid_t kid;
+	char c;
+
+	RACE_OR_SKIP();
+	ASSERT_NE(NULL, oe);
+	ASSERT_NE(NULL, fds);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < ONE_ENABLE_COUNTERS + 64)
+		SKIP(return, "needs %d descriptors", ONE_ENABLE_COUNTERS + 64);
+	rl.rlim_cur = rl.rlim_max;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ack));
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pthread_create(&th, NULL, one_enabler, oe));
+	pin_thread(th, 1);
+	for (i = 0; i < ONE_ENABLE_COUNTERS - 1; i++) {
+		fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
+		ASSERT_LE(0, fds[i]) TH_LOG("counter %d: %s", i, strerror(errno));
+	}
+	oe->fd = open_sw_on(leave ? PMUCTX_SW_PAGE_FAULTS : PMUCTX_SW_TASK_CLOCK,
+			    PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_DISABLED, 0, 0);
+	ASSERT_LE(0, oe->fd);
+	fds[ONE_ENABLE_COUNTERS - 1] = oe->fd;
+
+	end = now_ns() + ONE_ENABLE_SECONDS * 1000000000ULL;
+	for (k = 0; k <= ONE_ENABLE_FORKS && (k <= 8 || now_ns() < end); k++) {
+		ASSERT_EQ(0, ioctl(oe->fd, PMUCTX_IOC_DISABLE, 0));
+		/*
+		 * Fork 0 is timed; the others sweep from 0 to 1.25 of it, in
+		 * a stride coprime to the count so that a sweep cut short by
+		 * time still spans the whole fork.
+		 */
+		oe->delay_ns = k ? fork_ns * 5 / 4 * ((k - 1) * 37 % ONE_ENABLE_FORKS) /
+				   ONE_ENABLE_FORKS : 0;
+		if (k)
+			oe->round = k;
+		t0 = now_ns();
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (!kid)
+			one_enable_child(leave, go[0], ack[1]);
+		if (!k)
+			fork_ns = now_ns() - t0;
+		while (k && oe->done != k)
+			;
+		/* The family is enabled now. */
+		before = leave ? 0 : pmuctx_read1(oe->fd);
+		write_full(go[1], "g", 1);
+		read_full(ack[0], &c, 1);
+		if (k) {
+			got = one_enable_gain(_metadata, oe, leave, kid, before);
+			checked += got >= 0;
+			if (got >= 0 && got < need && !bad++)
+				TH_LOG("fork %d (ENABLE %llu ns into a %llu ns fork): the child counted %lld of at least %lld",
+				       k, (unsigned long long)oe->delay_ns,
+				       (unsigned long long)fork_ns, got, need);
+		}
+		write_full(go[1], "q", 1);
+		ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	}
+	oe->quit = 1;
+	pthread_join(th, NULL);
+	TH_LOG("%d forks of %llu ns checked, %d counted less", checked,
+	       (unsigned long long)fork_ns, bad);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(k - 1, checked);
+	for (i = 0; i < ONE_ENABLE_COUNTERS; i++)
+		close(fds[i]);
+	free(fds);
+}
+
+TEST(fork_racing_one_enable_leaves_no_clone_disabled)
+{
+	one_enable_run(_metadata, true);
+}
+
+TEST(fork_racing_one_enable_leaves_the_family_counting)
+{
+	one_enable_run(_metadata, false);
+}
+
 /* ---- fork churn --------------------------------------------------------- */
 
 #define CHURN_TOP	100
