@@ -955,7 +955,7 @@ TEST(inherited_swapped_samples_one_per_period)
  * access to a page no watchpoint is on is never checked and clears
  * nothing; a store to an unwatched word of a watched page passes every
  * watchpoint and clears them all.  Printed, and asserted as exact or
- * exactly that artefact; on arm64, exact.
+ * within that artefact; on arm64, exact.
  */
 struct watched_page {
 	volatile uint64_t word;
@@ -1013,7 +1013,12 @@ TEST(alternating_pages_stale_hits)
 		if (what == WATCHED_PAGE) {
 			EXPECT_EQ(n, hi);
 		} else {
-			EXPECT_TRUE(hi == n || hi == 2 * n - 1)
+			/*
+			 * At most all but the first store of the other word;
+			 * fewer when the kernel rewrites the debug registers
+			 * meanwhile (a context switch), which clears the flags.
+			 */
+			EXPECT_TRUE(hi >= n && hi <= 2 * n - 1)
 				TH_LOG("neither exact nor QEMU's stale hits: %llu",
 				       (unsigned long long)hi);
 		}
