@@ -101,16 +101,17 @@ static void print_plan(const char *what, const struct pmuctx_range *r)
  * first word of the page is never watched.
  *
  * QEMU's x86 emulation (7.2, TCG) reports stale hits: when an access hits
- * one watchpoint, the watchpoints of the same page that hit before and
- * come later in QEMU's list are reported hit again (their hit flags are
- * cleared only by an access checked against them that misses, and the
- * check stops at the first match), so DR6 shows several bits and the
- * kernel counts each: PAPI's interleaved walk over four 8-byte registers
- * counted 7 hits per 4 accesses.  Hardware sets only the matching
- * register's bit.  A store to the page's unwatched word misses every
- * watchpoint and clears the flags, so on x86 each counted access is
- * followed by one; arm64 reports the faulting address, which the kernel
- * matches, and needs none (Documentation/ranges.rst).
+ * one watchpoint, the watchpoints that hit before and come later in QEMU's
+ * list of the CPU's watchpoints are reported hit again, on whatever page
+ * they are (their hit flags are cleared only by an access checked against
+ * them that misses, and the check stops at the first match), so DR6 shows
+ * several bits and the kernel counts each: PAPI's interleaved walk over
+ * four 8-byte registers counted 7 hits per 4 accesses.  Hardware sets only
+ * the matching register's bit.  A store to the page's unwatched word
+ * misses every watchpoint and clears the flags, so on x86 each counted
+ * access is followed by one; arm64 reports the faulting address, which
+ * the kernel matches, and needs none (alternating_pages_stale_hits,
+ * Documentation/ranges.rst).
  */
 #define NUM	4
 
@@ -810,6 +811,221 @@ TEST(sampled_hits)
 	EXPECT_EQ(n / period, mine);
 	EXPECT_EQ(n / period, kids);
 	close(fd);
+}
+
+/*
+ * Issue 44: sampled and swapped.  A parent and its child ping-pong on one
+ * CPU, so their equivalent contexts swap at every turn, each storing a
+ * few words a turn into the watched word, with a period small against the
+ * hits.  Every period that ends is one sample, taken at the access that
+ * ended it: the family's samples add up to the periods (none lost, none
+ * standing for several), each task has exactly its own periods' (its part
+ * period goes with its watchpoints in a swap), and every IP is in the
+ * store loop, never where the task entered the kernel.  The loop has a
+ * section of its own, so its bounds are the linker's, not a guess.
+ */
+static __attribute__((noinline, section("range_store_loop")))
+void store_turn(volatile uint64_t *p, int times)
+{
+	int t;
+
+	for (t = 0; t < times; t++)
+		*p = t;
+}
+
+extern const char __start_range_store_loop[], __stop_range_store_loop[];
+
+/* The module's sample ring (PMUCTX_SAMPLE_RING): one read takes it all. */
+#define RING_SAMPLES	256
+
+TEST(inherited_swapped_samples_one_per_period)
+{
+	static volatile uint64_t word __attribute__((aligned(64)));
+	const int rounds = 200, per_turn = 7, after = 50, period = 13;
+	const uint64_t parent_hits = rounds * per_turn + after;
+	const uint64_t kid_hits = rounds * per_turn;
+	const uintptr_t lo = (uintptr_t)__start_range_store_loop;
+	const uintptr_t hi = (uintptr_t)__stop_range_store_loop;
+	struct pmuctx_sample buf[RING_SAMPLES];
+	struct pmuctx_samples_read sr;
+	struct pmuctx_attr at = {
+		.size = sizeof(at),
+		.type = PMUCTX_TYPE_RANGE,
+		.config = PMUCTX_RANGE_DATA_WRITE,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT,
+		.sample_period = period,
+		.range_start = (uintptr_t)&word,
+		.range_end = (uintptr_t)&word + 8,
+	};
+	uint64_t mine = 0, kids = 0, others = 0, events = 0, outside = 0;
+	struct pmuctx_ctx_stats st;
+	int a[2], b[2], fd, i, status;
+	char c = 'x';
+	pid_t kid;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE))
+		SKIP(return, "no write ranges");
+	if (!range_samples())
+		SKIP(return, "this kernel's range counters do not sample");
+	/* The whole family's samples fit the ring: a loss is a failure. */
+	ASSERT_GE(RING_SAMPLES, (parent_hits + kid_hits) / period);
+	pin_to_cpu(0);
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	fd = pmuctx_open_attr(&at, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		for (i = 0; i < rounds; i++) {
+			read_full(a[0], &c, 1);
+			store_turn(&word, per_turn);
+			write_full(b[1], &c, 1);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < rounds; i++) {
+		store_turn(&word, per_turn);
+		write_full(a[1], &c, 1);
+		read_full(b[0], &c, 1);
+	}
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	store_turn(&word, after);
+	for (i = 0; i < 500; i++) {
+		ASSERT_EQ(0, ctx_stats(fd, &st));
+		if (st.exited_tasks == 1)
+			break;
+		sleep_ms(10);
+	}
+	EXPECT_LE(rounds, st.tree_swaps) TH_LOG("range contexts did not swap");
+	EXPECT_EQ(parent_hits + kid_hits, pmuctx_read1(fd));
+
+	memset(&sr, 0, sizeof(sr));
+	sr.size = sizeof(sr);
+	sr.sample_size = sizeof(buf[0]);
+	sr.nr = RING_SAMPLES;
+	sr.samples = (uintptr_t)buf;
+	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_SAMPLES, &sr)) TH_LOG("%s", strerror(errno));
+	for (i = 0; i < (int)sr.nr; i++) {
+		events += buf[i].period;
+		if (buf[i].tid == (uint32_t)gettid())
+			mine++;
+		else if (buf[i].tid == (uint32_t)kid)
+			kids++;
+		else
+			others++;
+		if (buf[i].ip < lo || buf[i].ip >= hi) {
+			if (outside++ < 4)
+				TH_LOG("sample %d (tid %u, period %llu) at %#llx, store loop at %#lx-%#lx",
+				       i, buf[i].tid, (unsigned long long)buf[i].period,
+				       (unsigned long long)buf[i].ip, (unsigned long)lo,
+				       (unsigned long)hi);
+		}
+	}
+	TH_LOG("%llu swaps; %u samples for %llu events (parent %llu, child %llu), %llu overflows, %llu lost, %llu outside the loop",
+	       (unsigned long long)st.tree_swaps, sr.nr, (unsigned long long)events,
+	       (unsigned long long)mine, (unsigned long long)kids,
+	       (unsigned long long)sr.overflows, (unsigned long long)sr.lost,
+	       (unsigned long long)outside);
+	EXPECT_EQ(0, sr.lost);
+	EXPECT_EQ(parent_hits / period + kid_hits / period, sr.overflows);
+	EXPECT_EQ(sr.overflows, sr.nr) TH_LOG("a sample per period");
+	EXPECT_EQ(sr.overflows * period, events) TH_LOG("each sample one period");
+	EXPECT_EQ(parent_hits / period, mine);
+	EXPECT_EQ(kid_hits / period, kids);
+	EXPECT_EQ(0, others);
+	EXPECT_EQ(0, outside) TH_LOG("samples not at the access");
+	close(fd);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+/*
+ * QEMU's x86 stale hits across pages (Documentation/ranges.rst): two
+ * counters, each watching one word on a page of its own, stored to
+ * alternately.  A CPU counts each word's stores; QEMU 7.2's TCG walks its
+ * list of the CPU's watchpoints at every access to a page that holds any,
+ * clears the flag of each one it passes that misses, stops at the first
+ * match and builds DR6 from the flags, so a word that hit and sits after
+ * the match in the list is reported again: whichever counter is later in
+ * the list counts its own stores and the other's but the first.  An
+ * access to a page no watchpoint is on is never checked and clears
+ * nothing; a store to an unwatched word of a watched page passes every
+ * watchpoint and clears them all.  Printed, and asserted as exact or
+ * within that artefact; on arm64, exact.
+ */
+struct watched_page {
+	volatile uint64_t word;
+	volatile uint64_t unwatched;
+} __attribute__((aligned(4096)));
+
+static struct watched_page stale_pages[3];
+
+enum between { NOTHING, UNWATCHED_PAGE, WATCHED_PAGE };
+
+static __attribute__((noinline)) void alternate(int times, enum between what)
+{
+	int t, i;
+
+	for (t = 0; t < times; t++)
+		for (i = 0; i < 2; i++) {
+			stale_pages[i].word = t;
+			if (what == UNWATCHED_PAGE)
+				stale_pages[2].word = t;	/* no watchpoint on it */
+			else if (what == WATCHED_PAGE)
+				stale_pages[i].unwatched = t;
+		}
+}
+
+TEST(alternating_pages_stale_hits)
+{
+	static const char *const name[] = {
+		"alone", "a store to an unwatched page between",
+		"a store to the page's unwatched word between",
+	};
+	const uint64_t n = 300;
+	uint64_t v[2], lo, hi;
+	int fd[2], what, i;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE))
+		SKIP(return, "no write ranges");
+	for (what = NOTHING; what <= WATCHED_PAGE; what++) {
+		for (i = 0; i < 2; i++) {
+			fd[i] = open_range(PMUCTX_RANGE_DATA_WRITE, &stale_pages[i].word,
+					   8, 0);
+			ASSERT_LE(0, fd[i]) TH_LOG("%s", strerror(errno));
+		}
+		alternate(n, what);
+		for (i = 0; i < 2; i++) {
+			v[i] = pmuctx_read1(fd[i]);
+			close(fd[i]);
+		}
+		lo = v[0] < v[1] ? v[0] : v[1];
+		hi = v[0] < v[1] ? v[1] : v[0];
+		printf("# %llu stores to each of two words on two pages, %s: %llu and %llu\n",
+		       (unsigned long long)n, name[what], (unsigned long long)v[0],
+		       (unsigned long long)v[1]);
+		EXPECT_EQ(n, lo);
+#if defined(__x86_64__)
+		if (what == WATCHED_PAGE) {
+			EXPECT_EQ(n, hi);
+		} else {
+			/*
+			 * At most all but the first store of the other word;
+			 * fewer when the kernel rewrites the debug registers
+			 * meanwhile (a context switch), which clears the flags.
+			 */
+			EXPECT_TRUE(hi >= n && hi <= 2 * n - 1)
+				TH_LOG("neither exact nor QEMU's stale hits: %llu",
+				       (unsigned long long)hi);
+		}
+#else
+		EXPECT_EQ(n, hi);
+#endif
+	}
 }
 
 TEST(hostile_input)

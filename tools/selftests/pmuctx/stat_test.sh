@@ -246,8 +246,9 @@ fi
 # calls range_target_hit() C times (range_target.c); it is not
 # position-independent, so "where" gives the addresses of every run.
 # QEMU's x86 watchpoints (TCG) leave a watchpoint that hit marked as hit
-# until an access on its page reaches it in QEMU's list, so a hit on one
-# register can also report a stale one in DR6: accesses that alternate
+# until an access to any page holding a watchpoint walks past it in QEMU's
+# list, so a hit on one register can also report a stale one in DR6,
+# whatever page it watches (Documentation/ranges.rst): accesses that alternate
 # between the registers of one plan overcount there (4 words, each its
 # own register: 6994 for 4000 stores), not on a CPU.  Plans of several
 # registers are counted with "settle": an access outside the words after
