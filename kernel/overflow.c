@@ -8,6 +8,8 @@
  * loaded on its CPU (ctx->slots[idx]) and calls pmuctx_counter_overflowed()
  * with that context's lock held and IRQs off.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
@@ -17,7 +19,10 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
 #include <linux/smp.h>
 #include "pmuctx.h"
 
@@ -58,22 +63,72 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 	return pmuctx_user_regs(regs);
 }
 
+/*
+ * A sampling counter's ring is kernel memory its opener pins for as long
+ * as the counter lives, whether it ever samples or not, up to ~2 MiB a
+ * counter: bounded per user, as perf bounds its rings.  The rings count in
+ * the opener's user_struct locked_vm (where perf's rings and io_uring's
+ * buffers count too), which may reach max_ring_kb and the opener's
+ * RLIMIT_MEMLOCK beyond it; CAP_IPC_LOCK lifts the bound.  Past it the
+ * open is EPERM, perf's answer when its rings exceed the same bound: it
+ * is policy, not a shortage (ENOMEM stays "the machine or the memory
+ * cgroup is full").  The memory itself is charged to the opener's memory
+ * cgroup (GFP_KERNEL_ACCOUNT).
+ *
+ * Not allocated as it fills: samples are recorded in the PMU interrupt
+ * (an NMI on x86) under a raw spinlock, where nothing may be allocated,
+ * and a bound must refuse at open, so the charge would be the whole ring
+ * anyway.
+ */
+static unsigned int pmuctx_max_ring_kb = 16384;
+module_param_named(max_ring_kb, pmuctx_max_ring_kb, uint, 0644);
+MODULE_PARM_DESC(max_ring_kb,
+		 "sample ring memory (KiB) one user may pin before its RLIMIT_MEMLOCK (CAP_IPC_LOCK: no bound)");
+
+/* What an allocation of @size takes: kmalloc's bucket or whole pages. */
+static unsigned long pmuctx_alloc_pages(size_t size)
+{
+	return size ? PAGE_ALIGN(kmalloc_size_roundup(size)) >> PAGE_SHIFT : 0;
+}
+
+static int pmuctx_ring_charge(struct pmuctx_sample_ring *ring,
+			      unsigned long pages)
+{
+	struct user_struct *user = current_user();
+	unsigned long limit;
+	bool exempt = false;
+	long cur;
+
+	limit = (READ_ONCE(pmuctx_max_ring_kb) >> (PAGE_SHIFT - 10)) +
+		(rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT);
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		/* capable() only past the bound: it marks the task privileged. */
+		if ((unsigned long)cur + pages > limit && !exempt) {
+			if (!capable(CAP_IPC_LOCK))
+				return -EPERM;
+			exempt = true;
+		}
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + pages));
+	ring->charged_user = get_uid(user);
+	ring->charged = pages;
+	return 0;
+}
+
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr)
 {
 	struct pmuctx_sample_ring *ring;
 	u32 user_bytes = pmuctx_sample_user_bytes(attr);
+	size_t chain_size = 0, user_size = 0;
+	int err;
 
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	raw_spin_lock_init(&ring->lock);
 	ring->cap = PMUCTX_SAMPLE_RING;
-	if (attr->flags & PMUCTX_ATTR_CALLCHAIN) {
-		ring->chains = kvcalloc(PMUCTX_SAMPLE_RING, sizeof(*ring->chains),
-					GFP_KERNEL_ACCOUNT);
-		if (!ring->chains)
-			goto fail;
-	}
+	if (attr->flags & PMUCTX_ATTR_CALLCHAIN)
+		chain_size = PMUCTX_SAMPLE_RING * sizeof(*ring->chains);
 	if (user_bytes) {
 		ring->cap = min_t(u32, PMUCTX_SAMPLE_RING,
 				  rounddown_pow_of_two(PMUCTX_SAMPLE_USER_RING_BYTES /
@@ -81,14 +136,29 @@ struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *at
 		ring->regs_mask = attr->sample_regs_user;
 		ring->stack_room = attr->sample_stack_user;
 		ring->user_bytes = user_bytes;
-		ring->user = kvzalloc(ring->cap * user_bytes, GFP_KERNEL_ACCOUNT);
+		user_size = (size_t)ring->cap * user_bytes;
+	}
+	/* Before the big allocations: a refused open never takes them. */
+	err = pmuctx_ring_charge(ring, pmuctx_alloc_pages(sizeof(*ring)) +
+				       pmuctx_alloc_pages(chain_size) +
+				       pmuctx_alloc_pages(user_size));
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	if (chain_size) {
+		ring->chains = kvzalloc(chain_size, GFP_KERNEL_ACCOUNT);
+		if (!ring->chains)
+			goto fail;
+	}
+	if (user_size) {
+		ring->user = kvzalloc(user_size, GFP_KERNEL_ACCOUNT);
 		if (!ring->user)
 			goto fail;
 	}
 	return ring;
 fail:
 	pmuctx_sample_ring_free(ring);
-	return NULL;
+	return ERR_PTR(err);
 }
 
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
@@ -97,6 +167,10 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 		return;
 	kvfree(ring->user);
 	kvfree(ring->chains);
+	if (ring->charged_user) {
+		atomic_long_sub(ring->charged, &ring->charged_user->locked_vm);
+		free_uid(ring->charged_user);
+	}
 	kfree(ring);
 }
 

@@ -141,6 +141,13 @@ struct pmuctx_sample_ring {
 	u32 stack_room;
 	u32 user_bytes;
 	u8 *user;
+	/*
+	 * The opener's user, charged @charged pages of its locked_vm at
+	 * open (pmuctx_ring_charge()) and referenced until the free gives
+	 * them back: the ring may outlive the opener's credentials.
+	 */
+	struct user_struct *charged_user;
+	unsigned long charged;
 };
 
 /* The most memory a ring's user stacks take: @cap is cut to fit. */
@@ -159,7 +166,9 @@ static inline u32 pmuctx_sample_user_len(const struct pmuctx_sample_user *u)
 	return sizeof(*u) + u->nr_regs * sizeof(u64) + u->stack_dyn;
 }
 
+/* Process context of the opener: the ring, or ERR_PTR(-EPERM/-ENOMEM). */
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr);
+/* Any context but NMI. */
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
 /* callchain.c: @regs' user call chain into @ips; the entries written. */
 unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
