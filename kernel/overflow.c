@@ -288,7 +288,7 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 {
 	struct pmuctx_counter *orig = c->parent ?: c;
 
-	if (!c->enabled || !n)
+	if (!c->enabled || !c->leader->enabled || !n)
 		return;
 	atomic64_add(n, &orig->fam->overflows);
 	pmuctx_record_sample(orig, regs,
@@ -480,7 +480,8 @@ static void pmuctx_write_user_page(struct page *page,
 				   u32 width, bool loaded)
 {
 	struct pmuctx_mmap_page *p = page_address(page);
-	u32 index = loaded && c->enabled ? pmuctx_user_index(c->hw_idx) + 1 : 0;
+	u32 index = loaded && c->enabled && c->leader->enabled ?
+		    pmuctx_user_index(c->hw_idx) + 1 : 0;
 
 	WRITE_ONCE(p->lock, p->lock + 1);
 	/* Odd lock before the fields: pairs with the reader's acquire. */

@@ -744,9 +744,14 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 	       c->attr.type == PMUCTX_TYPE_RAW;
 }
 
+/*
+ * As perf's: a group member counts only while its leader is enabled too
+ * (a group is read with its leader's times, uapi.rst).  @leader changes
+ * under ctx->lock, which every caller holds or has claimed.
+ */
 static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 {
-	return c->enabled && !c->mux_off;
+	return c->enabled && c->leader->enabled && !c->mux_off;
 }
 
 /*
