@@ -139,11 +139,15 @@ struct opener {
 	int rel[MAX_KIDS], nkids;
 };
 
+/* Rings on the filler itself only (its children would not be its own). */
+static bool fill_self_only;
+
 /*
  * Open rings, a first on ourselves, then on children (several on one
  * while it has debug registers left), until refused or @stop_kb past
  * what the rings must take at least.  The refusal's errno, or 0.
  */
+
 static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 {
 	int target = 0, nth = 0, kid = -1;
@@ -152,8 +156,9 @@ static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 	while ((long)o->nfds * RING_MIN_KB <= stop_kb && o->nfds < MAX_FDS) {
 		int fd = open_ring(kind, target ? o->kids[kid] : 0, nth);
 
-		if (fd < 0 && (errno == EBUSY || errno == EMFILE || errno == ENOSPC ||
-			       (errno == ESRCH && target))) {
+		if (fd < 0 && !fill_self_only &&
+		    (errno == EBUSY || errno == EMFILE || errno == ENOSPC ||
+		     (errno == ESRCH && target))) {
 			/* This task has no room left: the next child. */
 			if (++kid >= MAX_KIDS)
 				return -1;
@@ -173,9 +178,9 @@ static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 		*on_kids += target;
 		nth++;
 		/* One on ourselves, then the children's turn (hardware too). */
-		if (!target && kind == 1)
+		if (!target && kind == 1 && !fill_self_only)
 			nth = 8;
-		if (nth >= 8) {
+		if (nth >= 8 && !fill_self_only) {
 			if (++kid >= MAX_KIDS)
 				return -1;
 			if (kid >= o->nkids) {
@@ -346,6 +351,96 @@ TEST(ring_memory_is_bounded_per_user)
 		EXPECT_GE(bound_kb + 4096, (long)memlock->opened * RING_MIN_KB);
 		EXPECT_LE((bound_kb + 4096) / RING_MAX_KB, memlock->opened);
 	}
+}
+
+/* Rings a fresh uid-65534 process opens with RLIMIT_MEMLOCK 0 (-errno). */
+static int nobody_fill_count(int kind, long stop_kb)
+{
+	struct fill *f = shared_area(sizeof(*f));
+	pid_t pid;
+	int status;
+
+	if (!f)
+		return -ENOMEM;
+	pid = fork();
+	if (!pid) {
+		struct opener o = {};
+
+		if (set_memlock(0) || become_nobody())
+			_exit(100);
+		f->refused_errno = fill(&o, kind, stop_kb, &f->on_kids);
+		f->opened = o.nfds;
+		close_rings(&o);
+		end_kids(&o);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -ECHILD;
+	return f->refused_errno == EPERM ? f->opened : -f->refused_errno;
+}
+
+/*
+ * The charge goes back to the user it was taken from, whoever holds the
+ * ring when it is freed: a process that opened its rings as uid 65534 (a
+ * real uid it can leave, having kept root as its saved uid) and closes
+ * them as root must give uid 65534 its room back, not root.
+ */
+TEST(ring_charge_returns_to_the_opener_user)
+{
+	long saved = read_param(), bound_kb;
+	int kind = ring_kind(), before, after, status;
+	pid_t pid;
+
+	if (!kind)
+		SKIP(return, "no sampling counter on this machine");
+	if (saved < 0)
+		SKIP(return, "no max_ring_kb parameter: the old module has no charge to return");
+	ASSERT_EQ(0, write_param(TEST_KB));
+	bound_kb = TEST_KB;
+	before = nobody_fill_count(kind, bound_kb + PAST_KB);
+	ASSERT_LT(0, before) TH_LOG("refusal: %s", strerror(-before));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct opener o = {};
+		int on_kids, err;
+
+		/*
+		 * Real and effective 65534, saved root: charged to 65534.  Its
+		 * children would keep the saved root, which the attach policy
+		 * refuses: rings on itself only (a range counter on the 4th
+		 * debug register is past the bound already).
+		 */
+		fill_self_only = true;
+		if (set_memlock(0) || setgroups(0, NULL) ||
+		    setresgid(NOBODY, NOBODY, 0) || setresuid(NOBODY, NOBODY, 0))
+			_exit(100);
+		prctl(PR_SET_DUMPABLE, 1);
+		err = fill(&o, kind, bound_kb + PAST_KB, &on_kids);
+		if (err != EPERM || o.nfds != before)
+			_exit(101);
+		/* Root again, then the close: the charge must go to 65534. */
+		if (setresuid(0, 0, 0) || setresgid(0, 0, 0))
+			_exit(102);
+		close_rings(&o);
+		end_kids(&o);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("101: not the same rings as a plain 65534 (%d)",
+						  before);
+	for (status = 0; status < 40; status++) {
+		after = nobody_fill_count(kind, bound_kb + PAST_KB);
+		if (after == before)
+			break;
+		sleep_ms(50);
+	}
+	write_param(saved);
+	EXPECT_EQ(before, after) TH_LOG("uid 65534 opens %d rings after the root close, %d before",
+					after, before);
 }
 
 TEST_HARNESS_MAIN
