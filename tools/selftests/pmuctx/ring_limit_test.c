@@ -143,8 +143,8 @@ struct opener {
 static bool fill_self_only;
 
 /*
- * Open rings, a first on ourselves, then on children (several on one
- * while it has debug registers left), until refused or @stop_kb past
+ * Open rings, a first on ourselves, then two on each child (the next one
+ * when its debug registers are taken), until refused or @stop_kb past
  * what the rings must take at least.  The refusal's errno, or 0.
  */
 
@@ -177,10 +177,13 @@ static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 		o->fds[o->nfds++] = fd;
 		*on_kids += target;
 		nth++;
-		/* One on ourselves, then the children's turn (hardware too). */
-		if (!target && kind == 1 && !fill_self_only)
-			nth = 8;
-		if (nth >= 8 && !fill_self_only) {
+		/*
+		 * One on ourselves, then two on each child: the bound must
+		 * count rings on children as it counts the opener's own.
+		 */
+		if (!target && !fill_self_only)
+			nth = 2;
+		if (nth >= 2 && !fill_self_only) {
 			if (++kid >= MAX_KIDS)
 				return -1;
 			if (kid >= o->nkids) {
