@@ -701,6 +701,9 @@ TEST(group_member_counts_only_while_its_leader_is_enabled)
 	if (!have_pmu())
 		SKIP(return, "no hardware PMU");
 	lead = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	/* arm64 QEMU advertises INST_RETIRED only under -icount. */
+	if (lead < 0 && errno == ENOENT)
+		SKIP(return, "instructions retired not implemented here");
 	ASSERT_LE(0, lead) TH_LOG("leader: %s", strerror(errno));
 	a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
 	a.read_format = fmt;
