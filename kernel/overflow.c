@@ -24,6 +24,7 @@
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/xarray.h>
 #include "pmuctx.h"
 
 /* irq_work: the interrupt may not take the waitqueue lock under ctx->lock. */
@@ -85,6 +86,58 @@ module_param_named(max_ring_kb, pmuctx_max_ring_kb, uint, 0644);
 MODULE_PARM_DESC(max_ring_kb,
 		 "sample ring memory (KiB) one user may pin before its RLIMIT_MEMLOCK (CAP_IPC_LOCK: no bound)");
 
+/*
+ * The user's count of pinned pages: user_struct's locked_vm, which
+ * sched/user.h has on every kernel built with networking or io_uring (all
+ * distributions'); a kernel with neither has no such field, and keeps
+ * the count here, per uid, until the module goes.
+ */
+#if defined(CONFIG_NET) || defined(CONFIG_IO_URING)
+static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
+{
+	return &user->locked_vm;
+}
+
+static void pmuctx_user_locked_exit(void)
+{
+}
+#else
+static DEFINE_XARRAY(pmuctx_locked_by_uid);
+
+static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
+{
+	unsigned long uid = __kuid_val(user->uid);
+	atomic_long_t *n = xa_load(&pmuctx_locked_by_uid, uid), *old;
+
+	if (n)
+		return n;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return NULL;
+	old = xa_cmpxchg(&pmuctx_locked_by_uid, uid, NULL, n, GFP_KERNEL);
+	if (!old)
+		return n;
+	kfree(n);
+	return xa_is_err(old) ? NULL : old;
+}
+
+/* At module exit: every ring, so every charge, is gone. */
+static void pmuctx_user_locked_exit(void)
+{
+	atomic_long_t *n;
+	unsigned long uid;
+
+	xa_for_each(&pmuctx_locked_by_uid, uid, n)
+		kfree(n);
+	xa_destroy(&pmuctx_locked_by_uid);
+}
+#endif
+
+void pmuctx_rings_exit(void)
+{
+	pmuctx_user_locked_exit();
+}
+
 /* What an allocation of @size takes: kmalloc's bucket or whole pages. */
 static unsigned long pmuctx_alloc_pages(size_t size)
 {
@@ -95,13 +148,16 @@ static int pmuctx_ring_charge(struct pmuctx_sample_ring *ring,
 			      unsigned long pages)
 {
 	struct user_struct *user = current_user();
+	atomic_long_t *locked = pmuctx_user_locked(user);
 	unsigned long limit;
 	bool exempt = false;
 	long cur;
 
+	if (!locked)
+		return -ENOMEM;
 	limit = (READ_ONCE(pmuctx_max_ring_kb) >> (PAGE_SHIFT - 10)) +
 		(rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT);
-	cur = atomic_long_read(&user->locked_vm);
+	cur = atomic_long_read(locked);
 	do {
 		/* capable() only past the bound: it marks the task privileged. */
 		if ((unsigned long)cur + pages > limit && !exempt) {
@@ -109,8 +165,9 @@ static int pmuctx_ring_charge(struct pmuctx_sample_ring *ring,
 				return -EPERM;
 			exempt = true;
 		}
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + pages));
+	} while (!atomic_long_try_cmpxchg(locked, &cur, cur + pages));
 	ring->charged_user = get_uid(user);
+	ring->charged_to = locked;
 	ring->charged = pages;
 	return 0;
 }
@@ -168,7 +225,7 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 	kvfree(ring->user);
 	kvfree(ring->chains);
 	if (ring->charged_user) {
-		atomic_long_sub(ring->charged, &ring->charged_user->locked_vm);
+		atomic_long_sub(ring->charged, ring->charged_to);
 		free_uid(ring->charged_user);
 	}
 	kfree(ring);

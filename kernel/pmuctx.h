@@ -147,6 +147,7 @@ struct pmuctx_sample_ring {
 	 * them back: the ring may outlive the opener's credentials.
 	 */
 	struct user_struct *charged_user;
+	atomic_long_t *charged_to;	/* its locked_vm, or the module's count */
 	unsigned long charged;
 };
 
@@ -170,6 +171,8 @@ static inline u32 pmuctx_sample_user_len(const struct pmuctx_sample_user *u)
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr);
 /* Any context but NMI. */
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
+/* Module exit, after the last ring. */
+void pmuctx_rings_exit(void);
 /* callchain.c: @regs' user call chain into @ips; the entries written. */
 unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
 				   unsigned int max);
