@@ -68,9 +68,10 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
  * A sampling counter's ring is kernel memory its opener pins for as long
  * as the counter lives, whether it ever samples or not, up to ~2 MiB a
  * counter: bounded per user, as perf bounds its rings.  The rings count in
- * the opener's user_struct locked_vm (where perf's rings and io_uring's
- * buffers count too), which may reach max_ring_kb and the opener's
- * RLIMIT_MEMLOCK beyond it; CAP_IPC_LOCK lifts the bound.  Past it the
+ * the opener's user_struct locked_vm (where io_uring's buffers count
+ * too, and perf's rings did before perf_mlock), which may reach
+ * max_ring_kb and the opener's RLIMIT_MEMLOCK beyond it; CAP_IPC_LOCK
+ * lifts the bound.  Past it the
  * open is EPERM, perf's answer when its rings exceed the same bound: it
  * is policy, not a shortage (ENOMEM stays "the machine or the memory
  * cgroup is full").  The memory itself is charged to the opener's memory
