@@ -350,6 +350,7 @@ void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 				const u64 *clk)
 {
 	bool was = pmuctx_counter_counting(c);
+	struct pmuctx_counter *m;
 
 	if (on == c->enabled)
 		return;
@@ -359,6 +360,14 @@ void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 		c->time_base += clk[PMUCTX_CLK_TIME] - c->time_snap;
 	c->enabled = on;
 	pmuctx_counter_counting_changed(c, was, clk);
+	/*
+	 * A leader's members start and stop counting with it: each counted
+	 * before if it was enabled and on the PMU while the leader was !@on.
+	 */
+	if (c->leader == c)
+		list_for_each_entry(m, &c->siblings, sibling_entry)
+			pmuctx_counter_counting_changed(m, m->enabled && !on &&
+							!m->mux_off, clk);
 	/* Off the PMU, maybe for being disabled: choose again (mux.c). */
 	if (on && c->mux_off)
 		c->ctx->mux_dirty = true;
@@ -733,6 +742,8 @@ bool pmuctx_ctx_remove_counter(struct pmuctx_counter *c)
 	list_for_each_entry_safe(sib, tmp, &c->siblings, sibling_entry) {
 		sib->leader = sib;
 		list_del_init(&sib->sibling_entry);
+		/* Stopped with its disabled leader; on its own, it may count. */
+		pmuctx_counter_counting_changed(sib, false, clk);
 	}
 	list_del_init(&c->sibling_entry);
 	if (!ctx->dead)

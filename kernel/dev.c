@@ -402,12 +402,14 @@ static long pmuctx_ioctl_open(struct pmuctx_open_args __user *uargs)
 	else
 		c->period_left = attr.sample_period;
 	if (attr.sample_period) {
-		c->fam->samples =
-			pmuctx_sample_ring_alloc(&attr);
-		if (!c->fam->samples) {
-			err = -ENOMEM;
+		struct pmuctx_sample_ring *ring = pmuctx_sample_ring_alloc(&attr);
+
+		/* EPERM: the opener's user is at its bound (overflow.c). */
+		if (IS_ERR(ring)) {
+			err = PTR_ERR(ring);
 			goto free_counter;
 		}
+		c->fam->samples = ring;
 	}
 	/* After the ring: a sampling range counter's hits may come at once. */
 	if (attr.type == PMUCTX_TYPE_RANGE) {

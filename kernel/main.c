@@ -155,6 +155,7 @@ static void __exit pmuctx_exit(void)
 	pmuctx_users_exit();
 	pmuctx_mux_exit();
 	pmuctx_counter_exit();
+	pmuctx_rings_exit();
 	pmuctx_remove_hw();
 }
 

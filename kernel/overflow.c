@@ -8,6 +8,8 @@
  * loaded on its CPU (ctx->slots[idx]) and calls pmuctx_counter_overflowed()
  * with that context's lock held and IRQs off.
  */
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/ktime.h>
@@ -17,8 +19,12 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/xarray.h>
 #include "pmuctx.h"
 
 /* irq_work: the interrupt may not take the waitqueue lock under ctx->lock. */
@@ -58,22 +64,129 @@ static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
 	return pmuctx_user_regs(regs);
 }
 
+/*
+ * A sampling counter's ring is kernel memory its opener pins for as long
+ * as the counter lives, whether it ever samples or not, up to ~2 MiB a
+ * counter: bounded per user, as perf bounds its rings.  The rings count in
+ * the opener's user_struct locked_vm (where io_uring's buffers count
+ * too, and perf's rings did before perf_mlock), which may reach
+ * max_ring_kb and the opener's RLIMIT_MEMLOCK beyond it; CAP_IPC_LOCK
+ * lifts the bound.  Past it the
+ * open is EPERM, perf's answer when its rings exceed the same bound: it
+ * is policy, not a shortage (ENOMEM stays "the machine or the memory
+ * cgroup is full").  The memory itself is charged to the opener's memory
+ * cgroup (GFP_KERNEL_ACCOUNT).
+ *
+ * Not allocated as it fills: samples are recorded in the PMU interrupt
+ * (an NMI on x86) under a raw spinlock, where nothing may be allocated,
+ * and a bound must refuse at open, so the charge would be the whole ring
+ * anyway.
+ */
+static unsigned int pmuctx_max_ring_kb = 16384;
+module_param_named(max_ring_kb, pmuctx_max_ring_kb, uint, 0644);
+MODULE_PARM_DESC(max_ring_kb,
+		 "sample ring memory (KiB) one user may pin before its RLIMIT_MEMLOCK (CAP_IPC_LOCK: no bound)");
+
+/*
+ * The user's count of pinned pages: user_struct's locked_vm, which
+ * sched/user.h has on every kernel built with networking or io_uring (all
+ * distributions'); a kernel with neither has no such field, and keeps
+ * the count here, per uid, until the module goes.
+ */
+#if defined(CONFIG_NET) || defined(CONFIG_IO_URING)
+static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
+{
+	return &user->locked_vm;
+}
+
+static void pmuctx_user_locked_exit(void)
+{
+}
+#else
+static DEFINE_XARRAY(pmuctx_locked_by_uid);
+
+static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
+{
+	unsigned long uid = __kuid_val(user->uid);
+	atomic_long_t *n = xa_load(&pmuctx_locked_by_uid, uid), *old;
+
+	if (n)
+		return n;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n)
+		return NULL;
+	old = xa_cmpxchg(&pmuctx_locked_by_uid, uid, NULL, n, GFP_KERNEL);
+	if (!old)
+		return n;
+	kfree(n);
+	return xa_is_err(old) ? NULL : old;
+}
+
+/* At module exit: every ring, so every charge, is gone. */
+static void pmuctx_user_locked_exit(void)
+{
+	atomic_long_t *n;
+	unsigned long uid;
+
+	xa_for_each(&pmuctx_locked_by_uid, uid, n)
+		kfree(n);
+	xa_destroy(&pmuctx_locked_by_uid);
+}
+#endif
+
+void pmuctx_rings_exit(void)
+{
+	pmuctx_user_locked_exit();
+}
+
+/* What an allocation of @size takes: kmalloc's bucket or whole pages. */
+static unsigned long pmuctx_alloc_pages(size_t size)
+{
+	return size ? PAGE_ALIGN(kmalloc_size_roundup(size)) >> PAGE_SHIFT : 0;
+}
+
+static int pmuctx_ring_charge(struct pmuctx_sample_ring *ring,
+			      unsigned long pages)
+{
+	struct user_struct *user = current_user();
+	atomic_long_t *locked = pmuctx_user_locked(user);
+	unsigned long limit;
+	bool exempt = false;
+	long cur;
+
+	if (!locked)
+		return -ENOMEM;
+	limit = (READ_ONCE(pmuctx_max_ring_kb) >> (PAGE_SHIFT - 10)) +
+		(rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT);
+	cur = atomic_long_read(locked);
+	do {
+		/* capable() only past the bound: it marks the task privileged. */
+		if ((unsigned long)cur + pages > limit && !exempt) {
+			if (!capable(CAP_IPC_LOCK))
+				return -EPERM;
+			exempt = true;
+		}
+	} while (!atomic_long_try_cmpxchg(locked, &cur, cur + pages));
+	ring->charged_user = get_uid(user);
+	ring->charged_to = locked;
+	ring->charged = pages;
+	return 0;
+}
+
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr)
 {
 	struct pmuctx_sample_ring *ring;
 	u32 user_bytes = pmuctx_sample_user_bytes(attr);
+	size_t chain_size = 0, user_size = 0;
+	int err;
 
 	ring = kzalloc(sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	raw_spin_lock_init(&ring->lock);
 	ring->cap = PMUCTX_SAMPLE_RING;
-	if (attr->flags & PMUCTX_ATTR_CALLCHAIN) {
-		ring->chains = kvcalloc(PMUCTX_SAMPLE_RING, sizeof(*ring->chains),
-					GFP_KERNEL_ACCOUNT);
-		if (!ring->chains)
-			goto fail;
-	}
+	if (attr->flags & PMUCTX_ATTR_CALLCHAIN)
+		chain_size = PMUCTX_SAMPLE_RING * sizeof(*ring->chains);
 	if (user_bytes) {
 		ring->cap = min_t(u32, PMUCTX_SAMPLE_RING,
 				  rounddown_pow_of_two(PMUCTX_SAMPLE_USER_RING_BYTES /
@@ -81,14 +194,29 @@ struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *at
 		ring->regs_mask = attr->sample_regs_user;
 		ring->stack_room = attr->sample_stack_user;
 		ring->user_bytes = user_bytes;
-		ring->user = kvzalloc(ring->cap * user_bytes, GFP_KERNEL_ACCOUNT);
+		user_size = (size_t)ring->cap * user_bytes;
+	}
+	/* Before the big allocations: a refused open never takes them. */
+	err = pmuctx_ring_charge(ring, pmuctx_alloc_pages(sizeof(*ring)) +
+				       pmuctx_alloc_pages(chain_size) +
+				       pmuctx_alloc_pages(user_size));
+	if (err)
+		goto fail;
+	err = -ENOMEM;
+	if (chain_size) {
+		ring->chains = kvzalloc(chain_size, GFP_KERNEL_ACCOUNT);
+		if (!ring->chains)
+			goto fail;
+	}
+	if (user_size) {
+		ring->user = kvzalloc(user_size, GFP_KERNEL_ACCOUNT);
 		if (!ring->user)
 			goto fail;
 	}
 	return ring;
 fail:
 	pmuctx_sample_ring_free(ring);
-	return NULL;
+	return ERR_PTR(err);
 }
 
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
@@ -97,6 +225,10 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 		return;
 	kvfree(ring->user);
 	kvfree(ring->chains);
+	if (ring->charged_user) {
+		atomic_long_sub(ring->charged, ring->charged_to);
+		free_uid(ring->charged_user);
+	}
 	kfree(ring);
 }
 
@@ -214,7 +346,7 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 {
 	struct pmuctx_counter *orig = c->parent ?: c;
 
-	if (!c->enabled || !n)
+	if (!c->enabled || !c->leader->enabled || !n)
 		return;
 	atomic64_add(n, &orig->fam->overflows);
 	pmuctx_record_sample(orig, regs,
@@ -406,7 +538,8 @@ static void pmuctx_write_user_page(struct page *page,
 				   u32 width, bool loaded)
 {
 	struct pmuctx_mmap_page *p = page_address(page);
-	u32 index = loaded && c->enabled ? pmuctx_user_index(c->hw_idx) + 1 : 0;
+	u32 index = loaded && c->enabled && c->leader->enabled ?
+		    pmuctx_user_index(c->hw_idx) + 1 : 0;
 
 	WRITE_ONCE(p->lock, p->lock + 1);
 	/* Odd lock before the fields: pairs with the reader's acquire. */

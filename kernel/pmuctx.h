@@ -141,6 +141,14 @@ struct pmuctx_sample_ring {
 	u32 stack_room;
 	u32 user_bytes;
 	u8 *user;
+	/*
+	 * The opener's user, charged @charged pages of its locked_vm at
+	 * open (pmuctx_ring_charge()) and referenced until the free gives
+	 * them back: the ring may outlive the opener's credentials.
+	 */
+	struct user_struct *charged_user;
+	atomic_long_t *charged_to;	/* its locked_vm, or the module's count */
+	unsigned long charged;
 };
 
 /* The most memory a ring's user stacks take: @cap is cut to fit. */
@@ -159,8 +167,12 @@ static inline u32 pmuctx_sample_user_len(const struct pmuctx_sample_user *u)
 	return sizeof(*u) + u->nr_regs * sizeof(u64) + u->stack_dyn;
 }
 
+/* Process context of the opener: the ring, or ERR_PTR(-EPERM/-ENOMEM). */
 struct pmuctx_sample_ring *pmuctx_sample_ring_alloc(const struct pmuctx_attr *attr);
+/* Any context but NMI. */
 void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring);
+/* Module exit, after the last ring. */
+void pmuctx_rings_exit(void);
 /* callchain.c: @regs' user call chain into @ips; the entries written. */
 unsigned int pmuctx_user_callchain(struct pt_regs *regs, u64 *ips,
 				   unsigned int max);
@@ -735,9 +747,14 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 	       c->attr.type == PMUCTX_TYPE_RAW;
 }
 
+/*
+ * As perf's: a group member counts only while its leader is enabled too
+ * (a group is read with its leader's times, uapi.rst).  @leader changes
+ * under ctx->lock, which every caller holds or has claimed.
+ */
 static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 {
-	return c->enabled && !c->mux_off;
+	return c->enabled && c->leader->enabled && !c->mux_off;
 }
 
 /*

@@ -297,7 +297,8 @@ const char *pmuctx_open_strerror(int err)
 	case EACCES:
 		return "not allowed to count that task: it must be you, your own descendant with your credentials and dumpable, or your tracee (else CAP_PERFMON or CAP_SYS_PTRACE)";
 	case EPERM:
-		return "counting kernel mode needs CAP_PERFMON (or the module parameter allow_kernel=1): count user mode only with EVENT:u";
+		return "counting kernel mode needs CAP_PERFMON (or the module parameter allow_kernel=1): count user mode only with EVENT:u; "
+		       "or, for a sampling counter, your sample rings would pass the memory one user may pin (module parameter max_ring_kb plus 'ulimit -l'; CAP_IPC_LOCK lifts it): close sampling counters, or ask for fewer";
 	case ESRCH:
 		return "no such task, or it is exiting";
 	case EBADF:

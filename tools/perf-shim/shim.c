@@ -15,11 +15,12 @@
  * overflow signal's handler (signals.c), after a poll, select or
  * epoll_wait returns, and before a disable.
  *
- * perf's group semantics differ from pmuctx's in one way: a perf group
- * counts only while its leader is enabled, a pmuctx member counts whenever
- * it is.  The shim keeps perf's own enable state per event and enables a
- * pmuctx member only while its leader is on; before an exec that
- * enable_on_exec awaits, members ride on pmuctx's ENABLE_ON_EXEC with it.
+ * A perf group counts only while its leader is enabled; so does a pmuctx
+ * group since issue 41 (a module before it counted a member whenever the
+ * member was enabled).  The shim keeps perf's own enable state per event
+ * and enables a pmuctx member only while its leader is on, which gives
+ * perf's counts on either module; before an exec that enable_on_exec
+ * awaits, members ride on pmuctx's ENABLE_ON_EXEC with it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -256,6 +256,76 @@ TEST(group_reads_members_with_one_time)
 	close(m2);
 }
 
+/*
+ * Issue 41 item 5: perf's rule, which libpmuctx keeps for perf's callers: a
+ * member counts only while its leader is enabled too, and a group read
+ * gives the leader's times.  A disabled leader with an enabled member read
+ * nr 2, times 0, leader 0 and the member's count: a count with no time.
+ */
+TEST(group_member_counts_only_while_its_leader_is_enabled)
+{
+	const uint64_t fmt = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			     PMUCTX_FORMAT_TOTAL_TIME_RUNNING;
+	struct pmuctx_tree_entry ents[2];
+	struct pmuctx_tree_read tr;
+	uint64_t g[5], one[3], before;
+	int lead, m;
+
+	lead = pmuctx_open_sw(PMUCTX_SW_TASK_CLOCK, PMUCTX_ATTR_DISABLED,
+			      fmt | PMUCTX_FORMAT_GROUP, 0, -1);
+	ASSERT_LE(0, lead);
+	m = pmuctx_open_sw(PMUCTX_SW_PAGE_FAULTS, 0, fmt, 0, lead);
+	ASSERT_LE(0, m) TH_LOG("member: %s", strerror(errno));
+	touch_pages(50);
+	spin_ns(2000000);
+
+	/* nr, time_enabled, time_running, leader, member */
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_EQ(2, g[0]);
+	EXPECT_EQ(0, g[1]);
+	EXPECT_EQ(0, g[2]);
+	EXPECT_EQ(0, g[3]);
+	EXPECT_EQ(0, g[4]) TH_LOG("the member counted %llu faults while its leader was disabled",
+				  (unsigned long long)g[4]);
+	/* Its own read: enabled all along, never running, nothing counted. */
+	ASSERT_EQ(sizeof(one), read(m, one, sizeof(one)));
+	EXPECT_EQ(0, one[0]);
+	EXPECT_LT(0, one[1]);
+	EXPECT_EQ(0, one[2]);
+	ASSERT_EQ(0, tree_read(m, &tr, ents, 2));
+	EXPECT_EQ(0, tr.total);
+	EXPECT_EQ(0, tr.own_value);
+
+	/* The leader alone enabled: the member counts from now. */
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_ENABLE, 0));
+	touch_pages(30);
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_LT(0, g[1]);
+	EXPECT_EQ(g[1], g[2]);
+	EXPECT_EQ(g[1], g[3]);	/* the leader's count is its enabled time */
+	EXPECT_LE(30, g[4]);
+	EXPECT_GT(50, g[4]) TH_LOG("faults before the leader's enable counted");
+	ASSERT_EQ(sizeof(one), read(m, one, sizeof(one)));
+	EXPECT_EQ(g[4], one[0]);
+	EXPECT_LT(0, one[2]);
+	EXPECT_GT(one[1], one[2]);	/* it ran only while its leader did */
+	ASSERT_EQ(0, tree_read(m, &tr, ents, 2));
+	EXPECT_EQ(g[4], tr.total);
+
+	/* Disabled again, the member stops with it. */
+	before = g[4];
+	touch_pages(40);
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_EQ(before, g[4]);
+
+	/* Its leader closed, the member counts on its own. */
+	close(lead);
+	touch_pages(20);
+	EXPECT_LE(before + 20, pmuctx_read1(m));
+	close(m);
+}
+
 TEST(counts_another_task_by_pid_and_pidfd)
 {
 	struct pmuctx_attr attr = {

@@ -677,6 +677,92 @@ TEST(hostile_frame_pointers_end_the_call_chain)
 	munmap(page, 3 * 4096);
 }
 
+/*
+ * Issue 41 item 5, in hardware: a disabled leader with an enabled member
+ * read nr 2, times 0, leader 0 and the member's ~200,000 instructions.  As
+ * perf's, a member counts only while its leader is enabled too: every
+ * read of it says so, its self-read page included.
+ */
+TEST(group_member_counts_only_while_its_leader_is_enabled)
+{
+	const uint64_t fmt = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			     PMUCTX_FORMAT_TOTAL_TIME_RUNNING;
+	const struct pmuctx_mmap_page *page = NULL;
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RAW,
+		.config = INST_RETIRED,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED,
+		.read_format = fmt | PMUCTX_FORMAT_GROUP,
+	};
+	uint64_t g[5], one[3], v;
+	int lead, m;
+
+	if (!have_pmu())
+		SKIP(return, "no hardware PMU");
+	lead = pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	/* arm64 QEMU advertises INST_RETIRED only under -icount. */
+	if (lead < 0 && errno == ENOENT)
+		SKIP(return, "instructions retired not implemented here");
+	ASSERT_LE(0, lead) TH_LOG("leader: %s", strerror(errno));
+	a.flags = PMUCTX_ATTR_EXCLUDE_KERNEL;
+	a.read_format = fmt;
+	m = pmuctx_open_attr(&a, 0, lead, PMUCTX_OPEN_CLOEXEC);
+	ASSERT_LE(0, m) TH_LOG("member: %s", strerror(errno));
+	if (have_self_read()) {
+		page = map_counter(m);
+		ASSERT_NE(NULL, page) TH_LOG("mmap: %s", strerror(errno));
+	}
+	run_loop(100000);
+
+	/* nr, time_enabled, time_running, leader, member */
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_EQ(2, g[0]);
+	EXPECT_EQ(0, g[1]);
+	EXPECT_EQ(0, g[2]);
+	EXPECT_EQ(0, g[3]);
+	EXPECT_EQ(0, g[4]) TH_LOG("the member counted %llu instructions while its leader was disabled",
+				  (unsigned long long)g[4]);
+	ASSERT_EQ(sizeof(one), read(m, one, sizeof(one)));
+	EXPECT_EQ(0, one[0]);
+	EXPECT_LT(0, one[1]);
+	EXPECT_EQ(0, one[2]);
+	if (page) {
+		/* Not counting: EL0 is told to read() (index 0), whose count is 0. */
+		EXPECT_EQ(-1, self_read(page, &v)) TH_LOG("self-read %llu", (unsigned long long)v);
+		EXPECT_EQ(0, page->offset);
+	}
+
+	/* The leader enabled alone: the member counts with it. */
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_ENABLE, 0));
+	run_loop(100000);
+	if (page)
+		EXPECT_EQ(0, self_read(page, &v));
+	ASSERT_EQ(0, ioctl(lead, PMUCTX_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_LT(0, g[1]);
+	EXPECT_EQ(g[1], g[2]);
+	EXPECT_LE(100000, g[3]);
+	EXPECT_LE(100000, g[4]);
+	/* Both counted the same stretch: the loop and the calls around it. */
+	EXPECT_GT(g[3] + 5000, g[4]);
+	EXPECT_GT(g[4] + 5000, g[3]);
+	ASSERT_EQ(sizeof(one), read(m, one, sizeof(one)));
+	EXPECT_EQ(g[4], one[0]);
+	EXPECT_GT(one[1], one[2]);
+
+	/* Disabled again: the member stops with it. */
+	run_loop(100000);
+	ASSERT_EQ(sizeof(g), read(lead, g, sizeof(g)));
+	EXPECT_EQ(one[0], g[4]);
+	if (page)
+		EXPECT_EQ(-1, self_read(page, &v));
+	if (page)
+		munmap((void *)page, 4096);
+	close(m);
+	close(lead);
+}
+
 TEST(hardware_counters_swap_like_software_ones)
 {
 	struct pmuctx_ctx_stats st;

@@ -962,6 +962,12 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 	}
 	if (a->type != PMUCTX_TYPE_RANGE && (a->range_start || a->range_end))
 		need(e, EINVAL);
+	/*
+	 * A sampling counter's ring past what one user may pin (max_ring_kb
+	 * and RLIMIT_MEMLOCK; root's CAP_IPC_LOCK lifts the bound): uapi.rst.
+	 */
+	if (a->sample_period && !priv)
+		allow(e, EPERM);
 }
 
 /* A range for a range counter: mostly good, sometimes hostile. */
