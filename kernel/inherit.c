@@ -351,6 +351,7 @@ static void pmuctx_on_fork(void *data, struct task_struct *parent,
 	}
 
 	link->task = child;
+	link->image_mm = child->mm;
 	cctx->task = child;
 	cctx->link = link;
 	RCU_INIT_POINTER(link->ctx, cctx);
@@ -442,9 +443,42 @@ bool pmuctx_exec_detaches(struct task_struct *t)
 }
 
 /*
+ * The exec's name change (begin_new_exec(), the task_rename tracepoint,
+ * task_lock held): the new mm is installed, with only the arguments and
+ * the environment on its stack; no image is mapped and the registers are
+ * still those the task entered execve() with.  An exec whose mm is
+ * already undumpable here (a binary the task may not read, or a task
+ * whose effective ids differ from its real ones) detaches now, before
+ * the new image exists, as perf does at the credential commit.  A setuid,
+ * setgid or file-capability exec becomes undumpable only at that commit,
+ * which comes after this and has no hook: it detaches at the exec hook,
+ * and until then its samples carry nothing of user space (the task no
+ * longer runs its link's @image_mm: pmuctx_user_state_visible()).  A
+ * rename without an exec (prctl(PR_SET_NAME), /proc/<pid>/comm) keeps
+ * the mm and changes nothing: a task that makes itself undumpable stays
+ * counted by the counters it had, as on perf; only new attaches are
+ * refused.
+ */
+static void pmuctx_on_rename(void *data, struct task_struct *task,
+			     const char *comm)
+{
+	struct pmuctx_link *link;
+
+	if (task != current || !current->mm)
+		return;
+	link = pmuctx_link_of_current();
+	if (!link || current->mm == READ_ONCE(link->image_mm))
+		return;
+	if (pmuctx_exec_detaches(current))
+		pmuctx_task_stop(link);
+}
+
+/*
  * enable_on_exec counters start; the context leaves its family.  A
  * non-dumpable exec ends counting as an exit would: clones fold into their
- * originals, originals on this task stop and report hang-up.
+ * originals, originals on this task stop and report hang-up; the samples
+ * that fold records carry nothing of the new image (see above).  Another
+ * exec's samples show the new image from here on.
  */
 static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 			   struct linux_binprm *bprm)
@@ -462,6 +496,7 @@ static void pmuctx_on_exec(void *data, struct task_struct *p, pid_t old_pid,
 		pmuctx_task_stop(link);
 		return;
 	}
+	WRITE_ONCE(link->image_mm, current->mm);
 	ctx = rcu_dereference_protected(link->ctx, 1);
 	if (!ctx)
 		return;
@@ -491,6 +526,7 @@ static struct {
 	{ "sched_process_fork", pmuctx_on_fork },
 	{ "sched_process_exit", pmuctx_on_exit },
 	{ "sched_process_exec", pmuctx_on_exec },
+	{ "task_rename", pmuctx_on_rename },
 };
 
 static void pmuctx_find_tracepoint(struct tracepoint *tp, void *unused)

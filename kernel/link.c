@@ -129,6 +129,8 @@ static void pmuctx_link_register_work(struct callback_head *head)
 		/* Gone, or exec'd into an image its attacher may not count. */
 		pmuctx_task_exited(link);
 	} else {
+		/* An exec since the attach that kept the counters: its image. */
+		WRITE_ONCE(link->image_mm, current->mm);
 		preempt_disable();
 		preempt_notifier_register(&link->notifier);
 		link->registered = true;
@@ -168,6 +170,7 @@ struct pmuctx_link *pmuctx_link_get_or_create(struct task_struct *t)
 	link->migrations_at_out = READ_ONCE(t->se.nr_migrations);
 	/* The caller holds the target's exec_update_lock: no exec meanwhile. */
 	link->exec_id = t->self_exec_id;
+	link->image_mm = READ_ONCE(t->mm);
 
 	bucket = pmuctx_link_bucket(t);
 	spin_lock(&bucket->lock);

@@ -45,9 +45,15 @@ void pmuctx_counter_wake(struct irq_work *work)
  * is late, or the count ran out right at a syscall) is attributed to
  * where the task entered the kernel.  NULL: no user context to report.
  */
-/* The task's user registers, for its call chain: none for a kernel thread. */
-static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs)
+/*
+ * The task's user registers, for its call chain: none for a kernel thread,
+ * and none while @user_state is false (an exec is replacing the image:
+ * pmuctx_user_state_visible()), whatever mode @regs are in.
+ */
+static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs, bool user_state)
 {
+	if (!user_state)
+		return NULL;
 	if (regs && user_mode(regs))
 		return regs;
 	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
@@ -56,12 +62,12 @@ static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs)
 }
 
 static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
-					  struct pt_regs *regs)
+					  struct pt_regs *regs, bool user_state)
 {
 	if (regs && !user_mode(regs) &&
 	    !(orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
 		return regs;
-	return pmuctx_user_regs(regs);
+	return pmuctx_user_regs(regs, user_state);
 }
 
 /*
@@ -233,7 +239,8 @@ void pmuctx_sample_ring_free(struct pmuctx_sample_ring *ring)
 }
 
 static void pmuctx_record_sample(struct pmuctx_counter *orig,
-				 struct pt_regs *regs, u64 period)
+				 struct pt_regs *regs, u64 period,
+				 bool user_state)
 {
 	struct pmuctx_sample_ring *ring = orig->fam->samples;
 	struct pmuctx_sample *s;
@@ -241,7 +248,7 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 
 	if (!ring)
 		return;
-	regs = pmuctx_sample_regs(orig, regs);
+	regs = pmuctx_sample_regs(orig, regs, user_state);
 	raw_spin_lock(&ring->lock);
 	if (ring->head - ring->tail >= ring->cap) {
 		ring->lost++;
@@ -265,12 +272,12 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				k = pmuctx_kernel_callchain(regs, chain,
 							    PMUCTX_KERNEL_CALLCHAIN_MAX);
 			s->nr_callchain = k +
-				pmuctx_user_callchain(pmuctx_user_regs(regs),
+				pmuctx_user_callchain(pmuctx_user_regs(regs, user_state),
 						      chain + k,
 						      PMUCTX_CALLCHAIN_MAX - k);
 		}
 		if (ring->user)
-			pmuctx_sample_user_take(pmuctx_user_regs(regs),
+			pmuctx_sample_user_take(pmuctx_user_regs(regs, user_state),
 						ring->regs_mask, ring->stack_room,
 						pmuctx_ring_user(ring, ring->head));
 		ring->head++;
@@ -351,7 +358,8 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 	atomic64_add(n, &orig->fam->overflows);
 	pmuctx_record_sample(orig, regs,
 			     unlikely(c->attr.flags & PMUCTX_ATTR_FREQ) ?
-			     c->freq_events : n * c->attr.sample_period);
+			     c->freq_events : n * c->attr.sample_period,
+			     pmuctx_user_state_visible(c->ctx));
 	irq_work_queue(&orig->fam->wake_work);
 }
 

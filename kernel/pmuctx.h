@@ -479,6 +479,20 @@ struct pmuctx_link {
 	/* The task's se.nr_migrations when last credited (ctx->lock). */
 	u64 migrations_at_out;
 	u64 exec_id;		/* the task's self_exec_id when attached */
+	/*
+	 * The mm of the image the task's samples may show (its user
+	 * registers, stack, call chain): the task's mm when the link was
+	 * made or registered, or at the end of an exec that kept the
+	 * counters.  An identity, never dereferenced.  An exec installs its
+	 * new mm (exec_mmap()) well before it decides, at the credential
+	 * commit, whether the opener may see the new image, and before the
+	 * image exists; from then until our exec hook the task's mm is not
+	 * this one, and its samples carry nothing of user space
+	 * (pmuctx_user_state_visible()).  Written by the task itself (fork
+	 * hook: before the child runs; attach: under its exec_update_lock),
+	 * read in its samples on its own CPU: READ_ONCE/WRITE_ONCE.
+	 */
+	const struct mm_struct *image_mm;
 	struct rcu_head rcu;
 };
 
@@ -1347,6 +1361,20 @@ static inline struct pmuctx_link *pmuctx_link_on_list(struct task_struct *t)
 static inline struct pmuctx_link *pmuctx_link_of_current(void)
 {
 	return pmuctx_link_on_list(current);
+}
+
+/*
+ * A sample of @ctx, taken in its holder (current, ctx->lock held), may
+ * record the holder's user state: it has a link and still runs the mm
+ * that link vetted.  False in an exec from its mm switch until our exec
+ * hook (the new image's registers and stack, before we know whether its
+ * opener may see them), and for a context with no holder.
+ */
+static inline bool pmuctx_user_state_visible(const struct pmuctx_context *ctx)
+{
+	const struct pmuctx_link *link = ctx->link;
+
+	return link && current->mm && current->mm == READ_ONCE(link->image_mm);
 }
 
 /*

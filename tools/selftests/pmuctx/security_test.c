@@ -415,6 +415,184 @@ TEST(setuid_process_cannot_be_attached)
 		TH_LOG("helper status %#x (3: not setuid root)", status);
 }
 
+/*
+ * Nothing of a setuid image reaches a sample of its unprivileged parent's
+ * inherited counter: not its registers, not its stack (AT_RANDOM: glibc's
+ * canary and pointer guard), not its PC in a call chain.  A period pending
+ * when the child execs (the counter throttled, or the perf-events backend,
+ * whose folds count the periods) was once recorded by the exec's detach
+ * with the new image's registers and a copy of its fresh stack.
+ */
+#if defined(__x86_64__)
+#define EXEC_REG_SP	7
+#define EXEC_REG_IP	8
+#else
+#define EXEC_REG_SP	31
+#define EXEC_REG_IP	32
+#endif
+#define EXEC_REGS	((1ULL << EXEC_REG_SP) | (1ULL << EXEC_REG_IP))
+#define EXEC_STACK	4096
+#define EXEC_ROUNDS	24
+#define EXEC_SAMPLES	256
+/* The new image's first instructions: where its first sample would be. */
+#define ENTRY_REGION	64
+
+static int open_exec_sampler(uint64_t config)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a), .type = PMUCTX_TYPE_RAW, .config = config,
+		.flags = PMUCTX_ATTR_INHERIT | PMUCTX_ATTR_EXCLUDE_KERNEL |
+			 PMUCTX_ATTR_CALLCHAIN,
+		.sample_period = 64,
+		.sample_regs_user = EXEC_REGS,
+		.sample_stack_user = EXEC_STACK,
+	};
+
+	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+static bool in_entry(uint64_t pc, uint64_t entry)
+{
+	return pc >= entry && pc < entry + ENTRY_REGION;
+}
+
+/*
+ * EXEC_ROUNDS children of ours exec @path (setuid_work --aux, exiting
+ * @status) under the inherited sampler; no sample of theirs may carry
+ * the new image's entry PC or AT_RANDOM bytes.
+ */
+static void exec_rounds_sample_nothing(struct __test_metadata *_metadata,
+				       const char *path, int expect)
+{
+	const size_t user_off = PMUCTX_SAMPLE_SIZE_VER2 + PMUCTX_CALLCHAIN_MAX * 8;
+	const size_t stride = PMUCTX_SAMPLE_USER_SIZE(1, 2, EXEC_STACK);
+	int fd, p[2], round, status, leaks = 0, leak_rounds = 0;
+	unsigned long kid_samples = 0, total = 0;
+	unsigned char aux[24], *buf;
+	struct pmuctx_samples_read sr;
+	uint64_t entry;
+	pid_t kid;
+
+	buf = calloc(EXEC_SAMPLES, stride);
+	ASSERT_NE(NULL, buf);
+	/* Cycles count at EL0 without -icount too; instructions only with it. */
+	fd = open_exec_sampler(PMU_CPU_CYCLES);
+	if (fd < 0 && errno == ENOENT)
+		fd = open_exec_sampler(PMU_INST_RETIRED);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+
+	for (round = 0; round < EXEC_ROUNDS; round++) {
+		int round_leaks = 0;
+		char fdarg[16];
+
+		ASSERT_EQ(0, pipe(p));
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (!kid) {
+			close(p[0]);
+			snprintf(fdarg, sizeof(fdarg), "%d", p[1]);
+			/* Periods to be pending at the exec. */
+			spin_loop(20000);
+			execl(path, "setuid_work", "--aux", fdarg, (char *)NULL);
+			_exit(121);
+		}
+		close(p[1]);
+		read_full(p[0], aux, sizeof(aux));
+		close(p[0]);
+		ASSERT_EQ(kid, waitpid(kid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == expect)
+			TH_LOG("helper status %#x, expected exit %d (3: not euid 0)",
+			       status, expect);
+		memcpy(&entry, aux, 8);
+
+		do {
+			ASSERT_EQ(0, pmuctx_take_samples(fd, buf, stride, EXEC_SAMPLES, &sr));
+			for (uint32_t i = 0; i < sr.nr; i++) {
+				const unsigned char *rec = buf + i * stride;
+				const struct pmuctx_sample *s = (const void *)rec;
+				const uint64_t *chain = (const void *)(rec + PMUCTX_SAMPLE_SIZE_VER2);
+				const struct pmuctx_sample_user *u = (const void *)(rec + user_off);
+				const uint64_t *regs = (const void *)(u + 1);
+				const unsigned char *stack = (const void *)(regs + u->nr_regs);
+				bool leak = false;
+
+				total++;
+				if (s->tid != (uint32_t)kid)
+					continue;
+				kid_samples++;
+				if (in_entry(s->ip, entry))
+					leak = true;
+				for (uint32_t k = 0; k < s->nr_callchain && k < PMUCTX_CALLCHAIN_MAX; k++)
+					if (in_entry(chain[k], entry))
+						leak = true;
+				/* regs: SP then IP, the mask's bit order */
+				if (u->nr_regs == 2 && in_entry(regs[1], entry))
+					leak = true;
+				if (u->stack_dyn <= EXEC_STACK && u->stack_dyn >= 16 &&
+				    memmem(stack, u->stack_dyn, aux + 8, 16))
+					leak = true;
+				if (leak && round_leaks++ < 2)
+					TH_LOG("round %d: sample ip %#llx, %u chain entries, abi %u, "
+					       "pc %#llx, %u stack bytes; the new image's entry %#llx",
+					       round, (unsigned long long)s->ip, s->nr_callchain,
+					       u->abi, (unsigned long long)(u->nr_regs == 2 ? regs[1] : 0),
+					       u->stack_dyn, (unsigned long long)entry);
+			}
+		} while (sr.nr == EXEC_SAMPLES);
+		leaks += round_leaks;
+		leak_rounds += round_leaks > 0;
+	}
+	TH_LOG("%lu samples, %lu of the children; %d of them (in %d of %d rounds) "
+	       "carry the new image", total, kid_samples, leaks, leak_rounds, EXEC_ROUNDS);
+	EXPECT_LT(0, kid_samples) TH_LOG("no sample of the children: nothing was tested");
+	EXPECT_EQ(0, leaks);
+	close(fd);
+	free(buf);
+}
+
+TEST(setuid_exec_samples_nothing_of_the_new_image)
+{
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "needs hardware counters");
+	find_helper(_metadata);
+	ASSERT_EQ(0, become_nobody());
+	exec_rounds_sample_nothing(_metadata, helper, 0);
+}
+
+/*
+ * The same for an exec that changes no id but leaves the mm undumpable:
+ * a binary its user may execute and not read (mode 0111), which
+ * detaches when the exec renames the task, before the image exists.
+ */
+TEST(execute_only_exec_samples_nothing_of_the_new_image)
+{
+	char copy[] = "/tmp/exec_only_XXXXXX";
+	int in, out;
+	char buf[4096];
+	ssize_t len;
+
+	SELECTED_OR_SKIP();
+	if (!have_hw_pmu())
+		SKIP(return, "needs hardware counters");
+	find_helper(_metadata);
+	in = open(helper, O_RDONLY);
+	out = mkstemp(copy);
+	ASSERT_LE(0, in);
+	ASSERT_LE(0, out);
+	while ((len = read(in, buf, sizeof(buf))) > 0)
+		ASSERT_EQ(len, write(out, buf, len));
+	close(in);
+	/* Nobody's own, so that nobody may remove it from sticky /tmp. */
+	ASSERT_EQ(0, fchown(out, NOBODY, NOBODY));
+	ASSERT_EQ(0, fchmod(out, 0111));
+	close(out);
+	ASSERT_EQ(0, become_nobody());
+	ASSERT_NE(0, access(copy, R_OK)) TH_LOG("nobody may read %s", copy);
+	exec_rounds_sample_nothing(_metadata, copy, 3);
+	unlink(copy);
+}
+
 /* ---- what samples and mapped pages reveal (arm64) ----------------------- */
 
 /* 64-bit arm64 user addresses are below 2^48 (48-bit VA); the kernel's are not. */

@@ -17,10 +17,20 @@
  *   setuid_work --where     prints the address of hot_word and exits 0
  *   setuid_work --hot N     stores to hot_word N times; exits 0 as euid 0,
  *                           4 otherwise (a copy without the setuid bit)
+ *
+ * For security_test's sampling case, what the new image has that its
+ * unprivileged parent must never see in a sample:
+ *
+ *   setuid_work --aux FD    writes its AT_ENTRY (8 bytes) and its 16
+ *                           AT_RANDOM bytes (glibc's stack canary and
+ *                           pointer guard) to FD; exits 0 as euid 0, 3
+ *                           otherwise
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -48,6 +58,19 @@ static int hot(int argc, char **argv)
 {
 	unsigned long n, i;
 
+	if (!strcmp(argv[1], "--aux")) {
+		unsigned char out[24];
+		uint64_t entry = getauxval(AT_ENTRY);
+		const void *rnd = (const void *)getauxval(AT_RANDOM);
+
+		if (argc != 3 || !rnd)
+			return 2;
+		memcpy(out, &entry, 8);
+		memcpy(out + 8, rnd, 16);
+		if (write(atoi(argv[2]), out, sizeof(out)) != sizeof(out))
+			return 5;
+		return geteuid() == 0 ? 0 : 3;
+	}
 	if (!strcmp(argv[1], "--where")) {
 		printf("%p\n", (void *)&hot_word);
 		return 0;
