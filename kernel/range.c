@@ -123,11 +123,11 @@ void pmuctx_range_init(void)
  * Samples need a call per hit; on arm64 the layer steps over a watched
  * access only for its default handler, or for one installed over it the
  * way BPF installs its own (CONFIG_BPF_SYSCALL; Debian's kernels have it,
- * our debug kernels do not).
+ * our debug kernels do not): compat/hw_breakpoint.h.
  */
 static bool pmuctx_range_can_sample(void)
 {
-	return !IS_ENABLED(CONFIG_ARM64) || IS_ENABLED(CONFIG_BPF_SYSCALL);
+	return pmuctx_bp_handler_keeps_step();
 }
 
 void pmuctx_range_fill_info(struct pmuctx_info *info)

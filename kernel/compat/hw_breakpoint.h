@@ -7,8 +7,9 @@
  * (BPF's way, the field exists with CONFIG_BPF_SYSCALL).  Newer kernels
  * (6.12) call BPF beside the handler and have no such field, so no other
  * handler gets the step: an arm64 breakpoint cannot call pmuctx per hit
- * there, and the caller refuses sampling (-EOPNOTSUPP; counting needs no
- * handler).  x86 steps nothing (the resume flag does it).
+ * there, and range sampling is refused (-EOPNOTSUPP, no
+ * PMUCTX_FEAT_RANGE_SAMPLES; counting needs no handler).  x86 steps
+ * nothing (the resume flag does it).
  * Probe: probes/orig_overflow_handler.c.
  */
 #ifndef PMUCTX_COMPAT_HW_BREAKPOINT_H
@@ -17,15 +18,23 @@
 #include <linux/errno.h>
 #include <linux/perf_event.h>
 
+/* Whether a breakpoint with pmuctx's handler still gets its step. */
+static inline bool pmuctx_bp_handler_keeps_step(void)
+{
+#if !defined(CONFIG_ARM64) || defined(PMUCTX_HAVE_ORIG_OVERFLOW_HANDLER)
+	return true;
+#else
+	return false;
+#endif
+}
+
 /* Before @bp->overflow_handler is replaced: 0, or why it cannot be. */
 static inline int pmuctx_bp_keep_step(struct perf_event *bp)
 {
-#ifdef CONFIG_ARM64
-#ifdef PMUCTX_HAVE_ORIG_OVERFLOW_HANDLER
+	if (!pmuctx_bp_handler_keeps_step())
+		return -EOPNOTSUPP;
+#if defined(CONFIG_ARM64) && defined(PMUCTX_HAVE_ORIG_OVERFLOW_HANDLER)
 	bp->orig_overflow_handler = bp->overflow_handler;
-#else
-	return -EOPNOTSUPP;
-#endif
 #endif
 	return 0;
 }
