@@ -10,6 +10,7 @@ pmuctx_lane() {
 	LANE=$1
 	LANE_MEM=1024
 	LANE_APPEND=
+	LANE_KVER=
 	case $LANE in
 	x86_64)
 		LANE_ARCH=x86_64
@@ -27,6 +28,8 @@ pmuctx_lane() {
 		local deb=amd64
 		[ "$LANE_ARCH" = arm64 ] && deb=arm64
 		LANE_KIMAGE=$SERIES_ROOT/boot/vmlinuz-$SERIES_ABI-$deb
+		# Names its extracted PVH vmlinux (vm-run), as KABI-KDEBVER does 6.1's.
+		LANE_KVER=$SERIES_ABI-$(cat "$SERIES_ROOT/.complete")
 		LANE_KDIR=$SERIES_ROOT/usr/src/linux-headers-$SERIES_ABI-$deb
 		;;
 	*)
