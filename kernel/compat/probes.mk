@@ -16,6 +16,7 @@ pmuctx-probed := $(foreach p,$(sort $(wildcard $(src)/kernel/compat/probes/*.c))
 	$(call pmuctx-probe,$(p),-DPMUCTX_HAVE_$(shell echo $(basename $(notdir $(p))) | tr a-z A-Z)))
 $(if $(filter -DPMUCTX_HAVE_CONTROL,$(pmuctx-probed)),,\
 	$(error pmuctx: kernel/compat/probes/control.c does not compile against $(srctree)))
+$(shell mkdir -p $(obj)/kernel/compat)
 $(file >$(obj)/kernel/compat/probed,$(patsubst -DPMUCTX_HAVE_%,%,$(pmuctx-probed)))
 ccflags-y += $(pmuctx-probed)
 endif
