@@ -154,7 +154,8 @@ install-dkms-src:
 	install -d $(DESTDIR)$(DKMSSRCDIR)
 	tar -cf - Kbuild kernel arch include/uapi | tar -C $(DESTDIR)$(DKMSSRCDIR) -xf - \
 		--no-same-owner --exclude=plant.c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
-		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers
+		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers \
+		--exclude=kernel/compat/probed
 	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf > $(DESTDIR)$(DKMSSRCDIR)/dkms.conf
 	chmod -R u=rwX,go=rX $(DESTDIR)$(DKMSSRCDIR)
 

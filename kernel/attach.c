@@ -24,34 +24,21 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 #include "pmuctx.h"
-
-/*
- * The pidfd helpers are not exported either.  A pidfd is a file of the
- * anonymous-inode filesystem named "[pidfd]" whose private data is its
- * struct pid.  Only kernel code creates files on that filesystem and
- * chooses their names, and only fork's pidfd code uses that name; a name
- * alone proves nothing (any FIFO or file can be called "[pidfd]").
- */
-static bool pmuctx_is_pidfd(struct file *file)
-{
-	struct inode *inode = file_inode(file);
-
-	return inode && inode->i_sb->s_magic == ANON_INODE_FS_MAGIC &&
-	       !strcmp(file_dentry(file)->d_name.name, "[pidfd]") &&
-	       file->private_data;
-}
+#include "compat/pidfd.h"
 
 static struct task_struct *pmuctx_pidfd_task(int fd)
 {
 	struct task_struct *task = ERR_PTR(-EBADF);
 	struct file *file = fget(fd);
+	struct pid *pid;
 
 	if (!file)
 		return task;
-	if (!pmuctx_is_pidfd(file)) {
+	pid = pmuctx_pidfd_pid(file);
+	if (!pid) {
 		task = ERR_PTR(-EBADF);
 	} else {
-		task = get_pid_task(file->private_data, PIDTYPE_PID);
+		task = get_pid_task(pid, PIDTYPE_PID);
 		if (!task)
 			task = ERR_PTR(-ESRCH);
 	}

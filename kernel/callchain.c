@@ -18,6 +18,7 @@
 #include <asm/pointer_auth.h>
 #endif
 #include "pmuctx.h"
+#include "compat/ptrauth.h"
 
 /* What a frame pointer points at, on both architectures. */
 struct pmuctx_frame_record {
@@ -41,7 +42,7 @@ static unsigned long pmuctx_strip_ret(unsigned long ret)
 {
 #ifdef CONFIG_ARM64
 	/* return addresses signed by pointer authentication (pac-ret) */
-	return ptrauth_strip_insn_pac(ret);
+	return pmuctx_strip_user_pac(ret);
 #else
 	return ret;
 #endif

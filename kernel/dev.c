@@ -18,6 +18,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include "pmuctx.h"
+#include "compat/mm.h"
 
 #define PMUCTX_TREE_MAX_ENTRIES	65536
 
@@ -1291,9 +1292,9 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 	pmuctx_ctx_unlock_irq(ctx);
 
 	if (page) {
-		vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+		pmuctx_vma_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 		if (!vma->vm_pgoff)
-			vma->vm_flags &= ~VM_MAYWRITE;
+			pmuctx_vma_flags_clear(vma, VM_MAYWRITE);
 		err = vm_insert_page(vma, vma->vm_start, page);
 		put_page(page);
 	}
@@ -1327,7 +1328,7 @@ static const struct file_operations pmuctx_counter_fops = {
 	.mmap = pmuctx_counter_mmap,
 	.unlocked_ioctl = pmuctx_counter_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
+	/* No .llseek: -ESPIPE on every kernel (6.12 removed no_llseek). */
 };
 
 static const struct file_operations pmuctx_dev_fops = {

@@ -37,6 +37,7 @@
 #define DFR0_BRPS_SHIFT		12
 #endif
 #include "pmuctx.h"
+#include "compat/hw_breakpoint.h"
 #include "range_plan.h"
 
 /*
@@ -122,11 +123,11 @@ void pmuctx_range_init(void)
  * Samples need a call per hit; on arm64 the layer steps over a watched
  * access only for its default handler, or for one installed over it the
  * way BPF installs its own (CONFIG_BPF_SYSCALL; Debian's kernels have it,
- * our debug kernels do not).
+ * our debug kernels do not): compat/hw_breakpoint.h.
  */
 static bool pmuctx_range_can_sample(void)
 {
-	return !IS_ENABLED(CONFIG_ARM64) || IS_ENABLED(CONFIG_BPF_SYSCALL);
+	return pmuctx_bp_handler_keeps_step();
 }
 
 void pmuctx_range_fill_info(struct pmuctx_info *info)
@@ -313,13 +314,10 @@ static void pmuctx_range_hit(struct perf_event *bp, struct perf_sample_data *dat
 static int pmuctx_range_hook_hits(struct perf_event *bp,
 				  struct pmuctx_range_watch *w)
 {
-#ifdef CONFIG_ARM64
-#ifdef CONFIG_BPF_SYSCALL
-	bp->orig_overflow_handler = bp->overflow_handler;
-#else
-	return -EOPNOTSUPP;
-#endif
-#endif
+	int err = pmuctx_bp_keep_step(bp);
+
+	if (err)
+		return err;
 	WRITE_ONCE(bp->overflow_handler_context, w);
 	/* The context first: the handler tolerates none, not a stale one. */
 	smp_wmb();

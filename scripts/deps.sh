@@ -133,6 +133,9 @@ build_qemu() {
 install_host_packages
 pmuctx_kernel_facts
 fetch_arm64
+# Debian's other kernels (scripts/deps/kernels.txt: 6.12) for both arches,
+# unpacked into the cache as the arm64 one is.
+"$PMUCTX_TOP"/scripts/deps/fetch-kernel
 # Heavy like the debug kernels, and skipped with them (make demo).
 [ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ] && fetch_arm64_perf
 # After fetch_arm64's apt-get update: the QEMU build reads the host's apt

@@ -27,3 +27,16 @@ pmuctx_kernel_facts() {
 	KSELFTEST_DIR=$SRC_ROOT/tools/testing/selftests
 	CHECKPATCH=$SRC_ROOT/scripts/checkpatch.pl
 }
+
+# pmuctx_series_facts SERIES: Debian's other kernels (scripts/deps/kernels.txt,
+# scripts/deps/fetch-kernel): SERIES_ABI (6.12.95+deb12) and SERIES_ROOT,
+# where both arches' images and headers are unpacked.
+pmuctx_series_facts() {
+	local link=$PMUCTX_CACHE/kernels/$1
+	[ -f "$link/root/.complete" ] || {
+		echo "Debian's $1 kernel is not in $PMUCTX_CACHE: run 'make deps'" >&2
+		return 1
+	}
+	SERIES_ABI=$(readlink "$link")
+	SERIES_ROOT=$PMUCTX_CACHE/kernels/$SERIES_ABI/root
+}

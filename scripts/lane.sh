@@ -2,13 +2,15 @@
 # A lane is one kernel the VM tests boot: its arch, kernel image, the build
 # tree the module compiles against, and what QEMU needs for it.
 # Sourced after env.sh; pmuctx_lane NAME sets LANE_* variables.
-# Lanes: x86_64 and arm64 are Debian's stock kernels; the debug lanes are
-# built from linux-source by scripts/debug-kernel.
+# Lanes: x86_64 and arm64 are Debian's stock kernels; x86_64-SERIES and
+# arm64-SERIES (x86_64-6.12) Debian's other kernels (scripts/deps/kernels.txt);
+# the debug lanes are built from linux-source by scripts/debug-kernel.
 
 pmuctx_lane() {
 	LANE=$1
 	LANE_MEM=1024
 	LANE_APPEND=
+	LANE_KVER=
 	case $LANE in
 	x86_64)
 		LANE_ARCH=x86_64
@@ -19,6 +21,16 @@ pmuctx_lane() {
 		LANE_ARCH=arm64
 		LANE_KIMAGE=$ARM64_ROOT/boot/vmlinuz-$KABI-arm64
 		LANE_KDIR=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
+		;;
+	x86_64-[0-9]* | arm64-[0-9]*)
+		pmuctx_series_facts "${LANE#*-}" || return 1
+		LANE_ARCH=${LANE%%-*}
+		local deb=amd64
+		[ "$LANE_ARCH" = arm64 ] && deb=arm64
+		LANE_KIMAGE=$SERIES_ROOT/boot/vmlinuz-$SERIES_ABI-$deb
+		# Names its extracted PVH vmlinux (vm-run), as KABI-KDEBVER does 6.1's.
+		LANE_KVER=$SERIES_ABI-$(cat "$SERIES_ROOT/.complete")
+		LANE_KDIR=$SERIES_ROOT/usr/src/linux-headers-$SERIES_ABI-$deb
 		;;
 	*)
 		if [ -f "$PMUCTX_TOP/scripts/debug-lanes.sh" ]; then

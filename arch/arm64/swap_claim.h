@@ -10,7 +10,7 @@
 #ifndef PMUCTX_ARM64_SWAP_CLAIM_H
 #define PMUCTX_ARM64_SWAP_CLAIM_H
 
-#include <asm/lse.h>
+#include "compat/lse.h"
 
 #ifdef CONFIG_ARM64_LSE_ATOMICS
 static __always_inline int pmuctx_swap_keys_claim(u64 *first, u64 *second,
@@ -18,7 +18,7 @@ static __always_inline int pmuctx_swap_keys_claim(u64 *first, u64 *second,
 {
 	u64 claimed = key | PMUCTX_SWAP_CLAIMED, seen = key;
 
-	if (!system_uses_lse_atomics())
+	if (!pmuctx_uses_lse_atomics())
 		return pmuctx_swap_keys_claim_generic(first, second, key);
 	/* Acquire, as the generic claim. */
 	asm volatile(__LSE_PREAMBLE

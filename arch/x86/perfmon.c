@@ -39,6 +39,7 @@
 #include <asm/processor.h>
 #include <asm/tlbflush.h>
 #include "pmuctx.h"
+#include "compat/apic.h"
 
 /*
  * Slots (ctx->slots, ctx->used_mask): general counter n is slot n, fixed
@@ -762,7 +763,7 @@ static int perfmon_nmi(unsigned int cmd, struct pt_regs *regs)
 
 	irq_work_queue(&pc->work);
 	/* The PMI masked LVTPC; the next overflow may come. */
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	pmuctx_apic_write(APIC_LVTPC, APIC_DM_NMI);
 	return NMI_HANDLED;
 }
 
@@ -794,15 +795,15 @@ static void perfmon_cpu_reset(void)
 static void perfmon_cpu_take(void *unused)
 {
 	perfmon_cpu_reset();
-	this_cpu_write(perfmon_cpu.lvtpc_before, apic_read(APIC_LVTPC));
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	this_cpu_write(perfmon_cpu.lvtpc_before, pmuctx_apic_read(APIC_LVTPC));
+	pmuctx_apic_write(APIC_LVTPC, APIC_DM_NMI);
 }
 
 /* Given back: every counter off, LVTPC as it was found (perf's). */
 static void perfmon_cpu_give_back(void *unused)
 {
 	perfmon_cpu_reset();
-	apic_write(APIC_LVTPC, this_cpu_read(perfmon_cpu.lvtpc_before));
+	pmuctx_apic_write(APIC_LVTPC, this_cpu_read(perfmon_cpu.lvtpc_before));
 }
 
 /* Under the hotplug lock: @perfmon_owned cannot change meanwhile. */

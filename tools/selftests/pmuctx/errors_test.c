@@ -251,6 +251,9 @@ TEST(counter_fd_ioctls_and_reads)
 	EXPECT_EQ(ENOSPC, errno);
 	EXPECT_EQ(-1, read(fd, (void *)(uintptr_t)bad_addr, 8));
 	EXPECT_EQ(EFAULT, errno);
+	/* No file position, on 6.1 (no_llseek) as on 6.12 (no .llseek). */
+	EXPECT_EQ(-1, lseek(fd, 0, SEEK_SET));
+	EXPECT_EQ(ESPIPE, errno);
 	/* The device fd is not a counter, a counter fd not the device. */
 	EXPECT_EQ(-1, ioctl(fd, PMUCTX_INFO, &st));
 	EXPECT_EQ(ENOTTY, errno);
