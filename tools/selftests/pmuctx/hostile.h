@@ -126,6 +126,31 @@ static inline void touch_small_pages(long pages)
 	munmap(p, pages * psz);
 }
 
+/*
+ * A child of ours blocked in read() until *@release is written or closed
+ * (the caller's user: a target it may attach to).
+ */
+static inline pid_t blocked_child(int *release)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (!pid) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(p[0]);
+	*release = p[1];
+	return pid;
+}
+
 /* Zeroed memory shared with every later child (fork keeps MAP_SHARED). */
 static inline void *shared_area(size_t len)
 {

@@ -112,27 +112,6 @@ static int open_ring(int kind, int target, int nth)
 	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
 }
 
-static pid_t blocked_kid(int *release)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		char c;
-
-		close(p[1]);
-		if (read(p[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(p[0]);
-	*release = p[1];
-	return pid;
-}
-
 struct opener {
 	int fds[MAX_FDS], nfds;
 	pid_t kids[MAX_KIDS];
@@ -141,6 +120,20 @@ struct opener {
 
 /* Rings on the filler itself only (its children would not be its own). */
 static bool fill_self_only;
+
+/* Move *@kid to the next child, forking it if it is new: 0, or -1. */
+static int next_kid(struct opener *o, int *kid)
+{
+	if (++*kid >= MAX_KIDS)
+		return -1;
+	if (*kid >= o->nkids) {
+		o->kids[*kid] = blocked_child(&o->rel[*kid]);
+		if (o->kids[*kid] < 0)
+			return -1;
+		o->nkids = *kid + 1;
+	}
+	return 0;
+}
 
 /*
  * Open rings, a first on ourselves, then two on each child (the next one
@@ -160,14 +153,8 @@ static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 		    (errno == EBUSY || errno == EMFILE || errno == ENOSPC ||
 		     (errno == ESRCH && target))) {
 			/* This task has no room left: the next child. */
-			if (++kid >= MAX_KIDS)
+			if (next_kid(o, &kid))
 				return -1;
-			if (kid >= o->nkids) {
-				o->kids[kid] = blocked_kid(&o->rel[kid]);
-				if (o->kids[kid] < 0)
-					return -1;
-				o->nkids = kid + 1;
-			}
 			target = 1;
 			nth = 0;
 			continue;
@@ -184,14 +171,8 @@ static int fill(struct opener *o, int kind, long stop_kb, int *on_kids)
 		if (!target && !fill_self_only)
 			nth = 2;
 		if (nth >= 2 && !fill_self_only) {
-			if (++kid >= MAX_KIDS)
+			if (next_kid(o, &kid))
 				return -1;
-			if (kid >= o->nkids) {
-				o->kids[kid] = blocked_kid(&o->rel[kid]);
-				if (o->kids[kid] < 0)
-					return -1;
-				o->nkids = kid + 1;
-			}
 			target = 1;
 			nth = 0;
 		}

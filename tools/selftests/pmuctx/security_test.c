@@ -34,28 +34,6 @@ static int open_errno(pid_t target, unsigned int flags)
 	return errno;
 }
 
-/* A blocked child of ours, as the same unprivileged user. */
-static pid_t blocked_child(int *release)
-{
-	int p[2];
-	pid_t pid;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (!pid) {
-		char c;
-
-		close(p[1]);
-		if (read(p[0], &c, 1) < 0)
-			_exit(1);
-		_exit(0);
-	}
-	close(p[0]);
-	*release = p[1];
-	return pid;
-}
-
 static void release_child(int release, pid_t pid)
 {
 	int status;
