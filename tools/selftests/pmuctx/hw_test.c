@@ -430,6 +430,38 @@ static int chain_run(int fd, unsigned int room, struct chained_sample *buf, int 
 	return sr.nr;
 }
 
+/*
+ * Samples taken in the loop (their PC one that a whole chain's sample
+ * had: the loop is two instructions) whose chain is cut short of @want
+ * entries through chain_outer and the test.  The others are not judged:
+ * periods that ended while the overflow interrupt was throttled are
+ * recorded by the next fold with the registers the task has then, and on
+ * a loaded host that fold is the DISABLE's system call, several periods
+ * at its return address (a debug lane under load: 4 of 14).
+ */
+static int chain_loop_samples_cut(const struct chained_sample *buf, int nr,
+				  unsigned int want)
+{
+	int i, j, cut = 0;
+
+	for (i = 0; i < nr; i++) {
+		bool whole = buf[i].s.nr_callchain >= want &&
+			     buf[i].chain[1] == chain_ret_into_outer &&
+			     (want < 3 || buf[i].chain[2] == chain_ret_into_caller);
+
+		if (whole)
+			continue;
+		for (j = 0; j < nr; j++)
+			if (buf[j].s.ip == buf[i].s.ip &&
+			    buf[j].s.nr_callchain >= want &&
+			    buf[j].chain[1] == chain_ret_into_outer) {
+				cut++;
+				break;
+			}
+	}
+	return cut;
+}
+
 TEST(samples_carry_the_user_call_chain)
 {
 	static struct chained_sample buf[64];
@@ -461,8 +493,8 @@ TEST(samples_carry_the_user_call_chain)
 	}
 	TH_LOG("%d of %d samples: loop pc, into chain_outer %#lx, into the test %#lx", whole, nr,
 	       chain_ret_into_outer, chain_ret_into_caller);
-	/* the enable's return to the loop's start is a few instructions */
-	EXPECT_LE(nr - 1, whole);
+	EXPECT_LE(4, whole);
+	EXPECT_EQ(0, chain_loop_samples_cut(buf, nr, 3));
 
 	/* room for two entries: two entries */
 	nr = chain_run(fd, 2, buf, 64);
@@ -471,7 +503,8 @@ TEST(samples_carry_the_user_call_chain)
 		EXPECT_GE(2, buf[i].s.nr_callchain);
 		whole += buf[i].s.nr_callchain == 2 && buf[i].chain[1] == chain_ret_into_outer;
 	}
-	EXPECT_LE(nr - 1, whole);
+	EXPECT_LE(4, whole);
+	EXPECT_EQ(0, chain_loop_samples_cut(buf, nr, 2));
 
 	/* a caller's sample without room: none, and nothing past it written */
 	nr = chain_run(fd, 0, buf, 64);
