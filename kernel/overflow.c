@@ -39,16 +39,10 @@ void pmuctx_counter_wake(struct irq_work *work)
 }
 
 /*
- * Where the sample was taken, as far as the counter may know: a counter
- * that excludes kernel mode (all an unprivileged user gets) never learns
- * a kernel address.  An overflow that lands in the kernel (the interrupt
- * is late, or the count ran out right at a syscall) is attributed to
- * where the task entered the kernel.  NULL: no user context to report.
- */
-/*
- * The task's user registers, for its call chain: none for a kernel thread,
- * and none while @user_state is false (an exec is replacing the image:
- * pmuctx_user_state_visible()), whatever mode @regs are in.
+ * The task's user registers, for its call chain and user parts: none for
+ * a kernel thread, and none while @user_state is false (an exec is
+ * replacing the image: pmuctx_user_state_visible()), whatever mode @regs
+ * are in.
  */
 static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs, bool user_state)
 {
@@ -59,15 +53,6 @@ static struct pt_regs *pmuctx_user_regs(struct pt_regs *regs, bool user_state)
 	if (current->mm && !(current->flags & (PF_KTHREAD | PF_EXITING)))
 		return task_pt_regs(current);
 	return NULL;
-}
-
-static struct pt_regs *pmuctx_sample_regs(struct pmuctx_counter *orig,
-					  struct pt_regs *regs, bool user_state)
-{
-	if (regs && !user_mode(regs) &&
-	    !(orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
-		return regs;
-	return pmuctx_user_regs(regs, user_state);
 }
 
 /*
@@ -105,7 +90,7 @@ static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
 	return &user->locked_vm;
 }
 
-static void pmuctx_user_locked_exit(void)
+void pmuctx_rings_exit(void)
 {
 }
 #else
@@ -129,7 +114,7 @@ static atomic_long_t *pmuctx_user_locked(struct user_struct *user)
 }
 
 /* At module exit: every ring, so every charge, is gone. */
-static void pmuctx_user_locked_exit(void)
+void pmuctx_rings_exit(void)
 {
 	atomic_long_t *n;
 	unsigned long uid;
@@ -139,11 +124,6 @@ static void pmuctx_user_locked_exit(void)
 	xa_destroy(&pmuctx_locked_by_uid);
 }
 #endif
-
-void pmuctx_rings_exit(void)
-{
-	pmuctx_user_locked_exit();
-}
 
 /* What an allocation of @size takes: kmalloc's bucket or whole pages. */
 static unsigned long pmuctx_alloc_pages(size_t size)
@@ -243,12 +223,24 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				 bool user_state)
 {
 	struct pmuctx_sample_ring *ring = orig->fam->samples;
+	struct pt_regs *uregs;
 	struct pmuctx_sample *s;
 	unsigned int idx;
 
 	if (!ring)
 		return;
-	regs = pmuctx_sample_regs(orig, regs, user_state);
+	uregs = pmuctx_user_regs(regs, user_state);
+	/*
+	 * Where the sample was taken, as far as the counter may know: a
+	 * counter that excludes kernel mode (all an unprivileged user gets)
+	 * never learns a kernel address.  An overflow that lands in the
+	 * kernel (the interrupt is late, or the count ran out right at a
+	 * syscall) is attributed to where the task entered the kernel.  NULL:
+	 * no user context to report.
+	 */
+	if (!regs || user_mode(regs) ||
+	    (orig->attr.flags & PMUCTX_ATTR_EXCLUDE_KERNEL))
+		regs = uregs;
 	raw_spin_lock(&ring->lock);
 	if (ring->head - ring->tail >= ring->cap) {
 		ring->lost++;
@@ -272,12 +264,11 @@ static void pmuctx_record_sample(struct pmuctx_counter *orig,
 				k = pmuctx_kernel_callchain(regs, chain,
 							    PMUCTX_KERNEL_CALLCHAIN_MAX);
 			s->nr_callchain = k +
-				pmuctx_user_callchain(pmuctx_user_regs(regs, user_state),
-						      chain + k,
+				pmuctx_user_callchain(uregs, chain + k,
 						      PMUCTX_CALLCHAIN_MAX - k);
 		}
 		if (ring->user)
-			pmuctx_sample_user_take(pmuctx_user_regs(regs, user_state),
+			pmuctx_sample_user_take(uregs,
 						ring->regs_mask, ring->stack_room,
 						pmuctx_ring_user(ring, ring->head));
 		ring->head++;
@@ -353,7 +344,7 @@ void pmuctx_counter_overflowed(struct pmuctx_counter *c, struct pt_regs *regs,
 {
 	struct pmuctx_counter *orig = c->parent ?: c;
 
-	if (!c->enabled || !c->leader->enabled || !n)
+	if (!pmuctx_counter_group_enabled(c) || !n)
 		return;
 	atomic64_add(n, &orig->fam->overflows);
 	pmuctx_record_sample(orig, regs,
@@ -546,7 +537,7 @@ static void pmuctx_write_user_page(struct page *page,
 				   u32 width, bool loaded)
 {
 	struct pmuctx_mmap_page *p = page_address(page);
-	u32 index = loaded && c->enabled && c->leader->enabled ?
+	u32 index = loaded && pmuctx_counter_group_enabled(c) ?
 		    pmuctx_user_index(c->hw_idx) + 1 : 0;
 
 	WRITE_ONCE(p->lock, p->lock + 1);

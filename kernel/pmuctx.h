@@ -762,13 +762,18 @@ static inline bool pmuctx_counter_is_hw(const struct pmuctx_counter *c)
 }
 
 /*
- * As perf's: a group member counts only while its leader is enabled too
+ * As perf's: a group member is on only while its leader is enabled too
  * (a group is read with its leader's times, uapi.rst).  @leader changes
  * under ctx->lock, which every caller holds or has claimed.
  */
+static inline bool pmuctx_counter_group_enabled(const struct pmuctx_counter *c)
+{
+	return c->enabled && c->leader->enabled;
+}
+
 static inline bool pmuctx_counter_counting(const struct pmuctx_counter *c)
 {
-	return c->enabled && c->leader->enabled && !c->mux_off;
+	return pmuctx_counter_group_enabled(c) && !c->mux_off;
 }
 
 /*
