@@ -52,7 +52,8 @@ struct pmuctx_range_watch {
 	 * which a swap changes (both contexts claimed, neither task running,
 	 * so never under the hit handler of the watch's task).  NULL until
 	 * the instance is in its context (pmuctx_range_publish(), under
-	 * ctx->lock): the breakpoints fire as soon as they are registered,
+	 * ctx->lock): the breakpoints fire as soon as they are registered
+	 * (a sampling one: hooked and enabled, pmuctx_range_hook_hits()),
 	 * and a hit must find a whole instance or none.  NULL again once
 	 * the instance lets go of it.
 	 */
@@ -310,6 +311,14 @@ static void pmuctx_range_hit(struct perf_event *bp, struct perf_sample_data *dat
  * handler gets the watched access stepped over; the layer also accepts a
  * handler installed over the default one, as BPF does, when the default
  * is kept as the original.  x86 steps nothing and needs no such care.
+ *
+ * @bp was registered disabled: it has never been on a CPU, so no debug
+ * exception can read the handler, its context or the original while
+ * they change.  perf_event_enable() then publishes them with the event
+ * (ctx->lock and the IPI to the target's CPU order the stores before
+ * the first hit), where a handler changed under a live event could be
+ * read half changed by a hit on the target's CPU: between the layer's
+ * call of the handler and its test for the default one.
  */
 static int pmuctx_range_hook_hits(struct perf_event *bp,
 				  struct pmuctx_range_watch *w)
@@ -318,10 +327,9 @@ static int pmuctx_range_hook_hits(struct perf_event *bp,
 
 	if (err)
 		return err;
-	WRITE_ONCE(bp->overflow_handler_context, w);
-	/* The context first: the handler tolerates none, not a stale one. */
-	smp_wmb();
-	WRITE_ONCE(bp->overflow_handler, pmuctx_range_hit);
+	bp->overflow_handler_context = w;
+	bp->overflow_handler = pmuctx_range_hit;
+	perf_event_enable(bp);
 	return 0;
 }
 
@@ -373,6 +381,8 @@ pmuctx_range_watch(const struct pmuctx_range_plan *plan,
 		 * never throttles (only a second overflow of one event is).
 		 */
 		pattr.sample_period = sampling ? 1 : 0;
+		/* Hooked before its first hit: pmuctx_range_hook_hits(). */
+		pattr.disabled = sampling;
 		bp = register_user_hw_breakpoint(&pattr, NULL, NULL, task);
 		if (IS_ERR(bp)) {
 			int err = PTR_ERR(bp);

@@ -168,6 +168,7 @@ static __attribute__((noinline)) void store_bytes(volatile char *p, int times)
 
 TEST(capabilities_are_truthful)
 {
+	SELECTED_OR_SKIP();
 	struct pmuctx_info info;
 	static volatile double words[8] __attribute__((aligned(64)));
 	int fds[PMUCTX_RANGE_MAX_SPANS + 1], i, n;
@@ -289,6 +290,7 @@ static void count_array(struct __test_metadata *_metadata, const char *name,
 
 TEST(papi_data_range_static_and_heap)
 {
+	SELECTED_OR_SKIP();
 	struct array_page *heap_a, *heap_b;
 
 	if (!kind_supported(PMUCTX_RANGE_DATA))
@@ -310,6 +312,7 @@ TEST(papi_data_range_static_and_heap)
  */
 TEST(plan_padding_is_counted_and_reported)
 {
+	SELECTED_OR_SKIP();
 	static volatile char buf[128] __attribute__((aligned(64)));
 	struct pmuctx_info info;
 	struct pmuctx_range r;
@@ -361,6 +364,7 @@ static __attribute__((noinline)) void counted_function(void)
 
 TEST(instruction_range_counts_executions)
 {
+	SELECTED_OR_SKIP();
 	void (*volatile fn)(void) = counted_function;
 	struct pmuctx_info info;
 	int fd, i;
@@ -395,6 +399,7 @@ static void *write_shared(void *arg)
 
 TEST(inherited_ranges_fold_exactly)
 {
+	SELECTED_OR_SKIP();
 	pthread_t th[THREADS];
 	struct pmuctx_ctx_stats st;
 	int fd, i, status;
@@ -450,6 +455,7 @@ TEST(inherited_ranges_fold_exactly)
  */
 TEST(inherited_ranges_swap_exactly)
 {
+	SELECTED_OR_SKIP();
 	static volatile uint64_t word __attribute__((aligned(64)));
 	const int rounds = 400, per_turn = 7, after = 99;
 	struct pmuctx_ctx_stats st;
@@ -570,6 +576,7 @@ static int run_hot(struct __test_metadata *_metadata, const char *path,
 
 TEST(exec_keeps_counting_setuid_exec_stops)
 {
+	SELECTED_OR_SKIP();
 	const unsigned long n = 1000;
 	char copy[] = "/tmp/range_hot_XXXXXX";
 	uint64_t *count = shared_area(sizeof(*count));
@@ -643,6 +650,7 @@ static int set_debugger_watch(pid_t pid, uintptr_t addr, bool on)
 
 TEST(debugger_watchpoint_keeps_working)
 {
+	SELECTED_OR_SKIP();
 	struct pmuctx_info info;
 	const int n = 777;
 	int fd, status, i, nr;
@@ -706,6 +714,7 @@ TEST(debugger_watchpoint_keeps_working)
  */
 TEST(hit_cost)
 {
+	SELECTED_OR_SKIP();
 	static volatile uint64_t word __attribute__((aligned(64)));
 	const int n = 4000;
 	uint64_t t0, t1, t2, t3;
@@ -749,6 +758,7 @@ static __attribute__((noinline, aligned(64))) void store_word(volatile uint64_t 
 
 TEST(sampled_hits)
 {
+	SELECTED_OR_SKIP();
 	static volatile uint64_t word __attribute__((aligned(64)));
 	const int n = 1000, period = 100;
 	struct pmuctx_sample buf[64];
@@ -840,6 +850,7 @@ extern const char __start_range_store_loop[], __stop_range_store_loop[];
 
 TEST(inherited_swapped_samples_one_per_period)
 {
+	SELECTED_OR_SKIP();
 	static volatile uint64_t word __attribute__((aligned(64)));
 	const int rounds = 200, per_turn = 7, after = 50, period = 13;
 	const uint64_t parent_hits = rounds * per_turn + after;
@@ -982,6 +993,7 @@ static __attribute__((noinline)) void alternate(int times, enum between what)
 
 TEST(alternating_pages_stale_hits)
 {
+	SELECTED_OR_SKIP();
 	static const char *const name[] = {
 		"alone", "a store to an unwatched page between",
 		"a store to the page's unwatched word between",
@@ -1030,6 +1042,7 @@ TEST(alternating_pages_stale_hits)
 
 TEST(hostile_input)
 {
+	SELECTED_OR_SKIP();
 	static volatile char buf[64] __attribute__((aligned(64)));
 	struct pmuctx_attr a;
 	struct pmuctx_range r;
@@ -1143,6 +1156,7 @@ static void *race_open_close(void *arg)
 
 TEST(open_close_fork_exit_races)
 {
+	SELECTED_OR_SKIP();
 	pthread_t store, opener;
 	uint64_t start = now_ns();
 	void *opened;
@@ -1202,6 +1216,7 @@ static void *hit_store(void *arg)
 
 TEST(sampling_opens_under_hits)
 {
+	SELECTED_OR_SKIP();
 	const int rounds = 2000;
 	struct pmuctx_attr a = {
 		.size = sizeof(a),
@@ -1280,6 +1295,7 @@ static volatile uint64_t exec_words[4] __attribute__((aligned(64)));
 
 TEST(setuid_exec_frees_debug_registers)
 {
+	SELECTED_OR_SKIP();
 	int go[2], ready[2], fd, fd2, status, i;
 	char rfd[16], wfd[16], c;
 	uint64_t before, after;
@@ -1327,6 +1343,160 @@ TEST(setuid_exec_frees_debug_registers)
 	if (fd2 >= 0)
 		close(fd2);
 	close(fd);
+}
+
+/*
+ * Hostile (issue 41, item 4: the arm64 breakpoint hang CI saw after the
+ * fuzzer).  Range counters, sampling where the kernel lets them (each of
+ * their events gets the module's hit handler at open), opened on a
+ * thread that stores nonstop to their words on the other CPU: every
+ * event goes live on a running task, its hits arriving from the first
+ * store.  The thread then exits with the counters open, so their events
+ * outlive their task and close() releases them after the exit; every
+ * third round a child is watched, stores, execs (the events go on into
+ * the new image) and exits.  arm64 steps over each hit: one that is not
+ * stepped over traps again forever, so a thread that never finishes is
+ * reported as a stall (10 s per round), not waited for.  After the
+ * counters are up the thread goes through the kernel once, then stores
+ * @after times to each word, all of which every counter must count, and
+ * a sampling counter's samples are its periods: at least after / period,
+ * never more than its hits allow.  Bounded by 48 rounds and 8 s; the VM
+ * judges the kernel log (perf's warnings, a hung CPU).
+ */
+static volatile uint64_t live_words[4] __attribute__((aligned(64)));
+static volatile int live_stop;
+static volatile pid_t live_tid;
+
+static void *live_store(void *arg)
+{
+	long after = (long)arg, i;
+	uint64_t n = 0;
+
+	live_tid = gettid();
+	while (!__atomic_load_n(&live_stop, __ATOMIC_ACQUIRE)) {
+		live_words[n & 3] = n;
+		n++;
+	}
+	/* Back from the kernel, every watch is armed on this CPU. */
+	sched_yield();
+	for (i = 0; i < 4 * after; i++)
+		live_words[i & 3] = i;
+	return NULL;
+}
+
+static bool join_within(pthread_t th, int seconds)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += seconds;
+	return !pthread_timedjoin_np(th, NULL, &ts);
+}
+
+static int live_open(int target, int word, uint64_t period)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RANGE,
+		.config = period ? PMUCTX_RANGE_DATA_WRITE : PMUCTX_RANGE_DATA,
+		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
+		.sample_period = period,
+		.range_start = (uintptr_t)&live_words[word],
+		.range_end = (uintptr_t)&live_words[word] + 8,
+	};
+
+	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+static uint64_t live_overflows(int fd)
+{
+	struct pmuctx_samples_read sr = { .size = sizeof(sr) };
+
+	if (ioctl(fd, PMUCTX_IOC_SAMPLES, &sr))
+		return UINT64_MAX;
+	return sr.overflows;
+}
+
+TEST(hooked_watches_on_running_threads_that_exit)
+{
+	SELECTED_OR_SKIP();
+	const long after = 200;
+	bool sampling = range_samples();
+	uint64_t start = now_ns(), periods[3] = { 0 }, v;
+	int r, j, k, fd[3], go[2], status, opened = 0, sampled = 0, execs = 0;
+	pthread_t th;
+	pid_t kid;
+	char c;
+
+	if (!kind_supported(PMUCTX_RANGE_DATA_WRITE) || !kind_supported(PMUCTX_RANGE_DATA))
+		SKIP(return, "no data ranges");
+	if (nr_cpus() < 2)
+		SKIP(return, "the watched thread must run on another CPU");
+	pin_to_cpu(0);
+	for (r = 0; r < 48 && now_ns() - start < 8000000000ULL; r++) {
+		live_stop = 0;
+		live_tid = 0;
+		ASSERT_EQ(0, pthread_create(&th, NULL, live_store, (void *)after));
+		pin_thread(th, 1);
+		while (!live_tid)
+			sched_yield();
+		k = 1 + r % 3;
+		for (j = 0; j < k; j++) {
+			/* Sampling, with periods 1 to 7, where the kernel can. */
+			periods[j] = sampling && (r + j) % 4 ? 1 + (r + j) % 7 : 0;
+			fd[j] = live_open(live_tid, j, periods[j]);
+			ASSERT_LE(0, fd[j]) TH_LOG("round %d, counter %d: %s", r, j,
+						   strerror(errno));
+			opened++;
+		}
+		__atomic_store_n(&live_stop, 1, __ATOMIC_RELEASE);
+		ASSERT_TRUE(join_within(th, 10))
+			TH_LOG("round %d: the watched thread stalled (a hit not stepped over?)", r);
+		/* The thread is gone; its events are released by the closes. */
+		for (j = 0; j < k; j++) {
+			v = pmuctx_read1(fd[j]);
+			EXPECT_LE((uint64_t)after, v) TH_LOG("round %d, counter %d", r, j);
+			if (periods[j]) {
+				uint64_t o = live_overflows(fd[j]);
+
+				EXPECT_LE((uint64_t)after / periods[j], o)
+					TH_LOG("round %d, counter %d: %llu hits, period %llu",
+					       r, j, (unsigned long long)v,
+					       (unsigned long long)periods[j]);
+				EXPECT_GE(v / periods[j], o);
+				sampled++;
+			}
+			close(fd[j]);
+		}
+		if (r % 3)
+			continue;
+		/* A watched child that stores, execs and exits. */
+		ASSERT_EQ(0, pipe(go));
+		kid = fork();
+		ASSERT_LE(0, kid);
+		if (!kid) {
+			close(go[1]);
+			read_full(go[0], &c, 1);
+			for (j = 0; j < 4 * after; j++)
+				live_words[j & 3] = j;
+			execl("/bin/busybox", "true", (char *)NULL);
+			_exit(0);
+		}
+		close(go[0]);
+		fd[0] = live_open(kid, 0, sampling ? 1 + r % 5 : 0);
+		ASSERT_LE(0, fd[0]) TH_LOG("round %d, child: %s", r, strerror(errno));
+		write_full(go[1], "g", 1);
+		close(go[1]);
+		for (j = 0; j < 1000 && waitpid(kid, &status, WNOHANG) == 0; j++)
+			sleep_ms(10);
+		ASSERT_GT(1000, j) TH_LOG("round %d: the watched child stalled", r);
+		EXPECT_LE((uint64_t)after, pmuctx_read1(fd[0]));
+		close(fd[0]);
+		execs++;
+	}
+	TH_LOG("%d rounds: %d counters (%d sampling) on running threads, %d watched execs",
+	       r, opened, sampled, execs);
+	EXPECT_LE(1, r);
 }
 
 TEST_HARNESS_MAIN
