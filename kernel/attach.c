@@ -24,6 +24,7 @@
 #include <linux/sched/task.h>
 #include <linux/string.h>
 #include "pmuctx.h"
+#include "compat/dumpable.h"
 #include "compat/pidfd.h"
 
 static struct task_struct *pmuctx_pidfd_task(int fd)
@@ -133,7 +134,7 @@ static bool pmuctx_dumpable(struct task_struct *task)
 
 	if (!mm)
 		return false;
-	dumpable = get_dumpable(mm) == SUID_DUMP_USER;
+	dumpable = pmuctx_dumpable_by_owner(task, mm);
 	mmput(mm);
 	return dumpable;
 }

@@ -1285,7 +1285,7 @@ static int pmuctx_counter_mmap(struct file *file, struct vm_area_struct *vma)
 		/* Written from its first map on: write it now. */
 		if (pmuctx_user_pages_map_perf(page))
 			pmuctx_ctx_update_user_pages(ctx);
-		page = nth_page(page, 1);
+		page = pmuctx_nth_page(page, 1);
 	}
 	if (page)
 		get_page(page);

@@ -16,6 +16,7 @@
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include "pmuctx.h"
+#include "compat/dumpable.h"
 
 static unsigned int pmuctx_nr_inheriting(struct pmuctx_context *ctx,
 					 bool thread)
@@ -439,7 +440,7 @@ static void pmuctx_on_exit(void *data, struct task_struct *p)
  */
 bool pmuctx_exec_detaches(struct task_struct *t)
 {
-	return t->mm && get_dumpable(t->mm) != SUID_DUMP_USER;
+	return t->mm && !pmuctx_dumpable_by_owner(t, t->mm);
 }
 
 /*

@@ -20,6 +20,7 @@
 #include <linux/sched/clock.h>
 #include <linux/smp.h>
 #include "pmuctx.h"
+#include "compat/hrtimer.h"
 #include "mux_spread.h"
 
 /* perf's default: one jiffy (its perf_event_mux_interval_ms). */
@@ -554,8 +555,8 @@ int pmuctx_mux_init(void)
 	for_each_possible_cpu(cpu) {
 		struct hrtimer *t = per_cpu_ptr(&pmuctx_mux_timer, cpu);
 
-		hrtimer_init(t, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_PINNED_HARD);
-		t->function = pmuctx_mux_tick;
+		pmuctx_hrtimer_setup(t, pmuctx_mux_tick, CLOCK_MONOTONIC,
+				     HRTIMER_MODE_ABS_PINNED_HARD);
 	}
 	state = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "pmuctx/mux:online",
 					  pmuctx_mux_cpu_online, NULL);

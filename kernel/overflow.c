@@ -26,6 +26,7 @@
 #include <linux/smp.h>
 #include <linux/xarray.h>
 #include "pmuctx.h"
+#include "compat/mm.h"
 
 /* irq_work: the interrupt may not take the waitqueue lock under ctx->lock. */
 void pmuctx_counter_wake(struct irq_work *work)
@@ -463,7 +464,7 @@ struct page *pmuctx_user_pages_alloc(void)
 		return NULL;
 	split_page(page, 1);
 	set_page_private(page, 0);
-	pp = page_address(nth_page(page, 1));
+	pp = page_address(pmuctx_nth_page(page, 1));
 	pp->cap_bit0_is_deprecated = 1;
 	pp->cap_user_rdpmc = 1;
 	pp->size = offsetof(struct perf_event_mmap_page, __reserved);
@@ -473,15 +474,15 @@ struct page *pmuctx_user_pages_alloc(void)
 void pmuctx_user_pages_free(struct page *page)
 {
 	set_page_private(page, 0);
-	set_page_private(nth_page(page, 1), 0);
-	__free_page(nth_page(page, 1));
+	set_page_private(pmuctx_nth_page(page, 1), 0);
+	__free_page(pmuctx_nth_page(page, 1));
 	__free_page(page);
 }
 
 /* The perf page of @page's pair is mapped: written from now on. */
 bool pmuctx_user_pages_map_perf(struct page *page)
 {
-	struct page *perf = nth_page(page, 1);
+	struct page *perf = pmuctx_nth_page(page, 1);
 
 	if (page_private(perf))
 		return false;
@@ -551,8 +552,8 @@ static void pmuctx_write_user_page(struct page *page,
 	/* The fields before the even lock that says they are whole. */
 	smp_wmb();
 	WRITE_ONCE(p->lock, p->lock + 1);
-	if (page_private(nth_page(page, 1)))
-		pmuctx_write_perf_page(page_address(nth_page(page, 1)), c, value,
+	if (page_private(pmuctx_nth_page(page, 1)))
+		pmuctx_write_perf_page(page_address(pmuctx_nth_page(page, 1)), c, value,
 				       width, index);
 }
 

@@ -45,6 +45,7 @@
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include "pmuctx.h"
+#include "compat/perf_ctx_time.h"
 
 /*
  * One instance's event.  Set once (before the original is published, or
@@ -92,8 +93,8 @@ static u64 perf_fb_missed(struct perf_event *ev)
 		 READ_ONCE(ev->total_time_running);
 	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_INACTIVE) {
 		now = READ_ONCE(pctx->is_active) ?
-		      local_clock() + READ_ONCE(pctx->timeoffset) :
-		      READ_ONCE(pctx->time);
+		      local_clock() + pmuctx_perf_ctx_offset(pctx) :
+		      pmuctx_perf_ctx_frozen(pctx);
 		if (now > READ_ONCE(ev->tstamp))
 			missed += now - READ_ONCE(ev->tstamp);
 	}

@@ -135,7 +135,16 @@ pmuctx_kernel_facts
 fetch_arm64
 # Debian's other kernels (scripts/deps/kernels.txt: 6.12) for both arches,
 # unpacked into the cache as the arm64 one is.
+# The kernels built in a build root (kernels.txt's third word: sid's 7.2)
+# and those roots are make check's only, skipped with the debug kernels.
+export PMUCTX_DEPS_BUILD_ROOTS=${PMUCTX_DEPS_BUILD_ROOTS:-${PMUCTX_DEPS_DEBUG_KERNELS:-1}}
 "$PMUCTX_TOP"/scripts/deps/fetch-kernel
+if [ "$PMUCTX_DEPS_BUILD_ROOTS" = 1 ]; then
+	sed -e 's/#.*//' "$PMUCTX_TOP"/scripts/deps/kernels.txt | awk 'NF >= 3 { print $3 }' |
+		sort -u | while read -r suite; do
+			"$PMUCTX_TOP"/scripts/deps/build-root "$suite" >/dev/null
+		done
+fi
 # Heavy like the debug kernels, and skipped with them (make demo).
 [ "${PMUCTX_DEPS_DEBUG_KERNELS:-1}" = 1 ] && fetch_arm64_perf
 # After fetch_arm64's apt-get update: the QEMU build reads the host's apt

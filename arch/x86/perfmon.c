@@ -40,6 +40,7 @@
 #include <asm/tlbflush.h>
 #include "pmuctx.h"
 #include "compat/apic.h"
+#include "compat/msr.h"
 
 /*
  * Slots (ctx->slots, ctx->used_mask): general counter n is slot n, fixed
@@ -225,19 +226,19 @@ static __always_inline u64 perfmon_read_counter(int slot)
 static void perfmon_write_counter(int slot, u64 val)
 {
 	if (perfmon_is_fixed(slot))
-		wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR0 + slot - PERFMON_FIXED_SLOT,
+		pmuctx_wrmsrq(MSR_ARCH_PERFMON_FIXED_CTR0 + slot - PERFMON_FIXED_SLOT,
 		       val & perfmon_fixed_width_mask);
 	else if (perfmon_full_width)
-		wrmsrl(MSR_IA32_PMC0 + slot, val & perfmon_width_mask);
+		pmuctx_wrmsrq(MSR_IA32_PMC0 + slot, val & perfmon_width_mask);
 	else	/* bits 31:0, sign-extended by the CPU (PERFMON_MAX_PERIOD) */
-		wrmsrl(MSR_ARCH_PERFMON_PERFCTR0 + slot, lower_32_bits(val));
+		pmuctx_wrmsrq(MSR_ARCH_PERFMON_PERFCTR0 + slot, lower_32_bits(val));
 }
 
 static void perfmon_set_ctrl(struct perfmon_cpu *pc, u64 ctrl)
 {
 	pc->ctrl = ctrl;
 	if (!pc->paused)
-		wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, ctrl);
+		pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, ctrl);
 }
 
 static void perfmon_set_fixed_ctrl(struct perfmon_cpu *pc, u64 val)
@@ -245,7 +246,7 @@ static void perfmon_set_fixed_ctrl(struct perfmon_cpu *pc, u64 val)
 	if (val == pc->fixed_ctrl)
 		return;
 	pc->fixed_ctrl = val;
-	wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, val);
+	pmuctx_wrmsrq(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, val);
 }
 
 /* The raw value that overflows after @left more events. */
@@ -386,7 +387,7 @@ static u64 perfmon_program_one(const struct pmuctx_context *ctx,
 	perfmon_write_counter(slot, c->hw_prev);
 	if (perfmon_is_fixed(slot))
 		return perfmon_fixed_field(c, slot - PERFMON_FIXED_SLOT);
-	wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + slot,
+	pmuctx_wrmsrq(MSR_ARCH_PERFMON_EVENTSEL0 + slot,
 	       c->hw_config | ARCH_PERFMON_EVENTSEL_ENABLE);
 	return 0;
 }
@@ -600,7 +601,7 @@ static void perfmon_unload(struct pmuctx_context *ctx)
 	perfmon_close_user_reads(pc);
 	perfmon_set_ctrl(pc, 0);
 	perfmon_fold_slots(ctx, NULL, 0, NULL, false);
-	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
 	       perfmon_global_bits(ctx->used_mask));
 }
 
@@ -629,8 +630,8 @@ static void perfmon_program(struct pmuctx_context *ctx,
 				~(GENMASK_ULL(FIXED_CTRL_BITS - 1, 0) <<
 				  ((slot - PERFMON_FIXED_SLOT) * FIXED_CTRL_BITS)));
 		else
-			wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + slot, 0);
-		wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, bit);
+			pmuctx_wrmsrq(MSR_ARCH_PERFMON_EVENTSEL0 + slot, 0);
+		pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, bit);
 		/* A released slot keeps no count behind. */
 		perfmon_write_counter(slot, 0);
 	}
@@ -642,7 +643,7 @@ static void perfmon_pause(void)
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
 
 	pc->paused = true;
-	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, 0);
 }
 
 static void perfmon_resume(void)
@@ -650,7 +651,7 @@ static void perfmon_resume(void)
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
 
 	pc->paused = false;
-	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, pc->ctrl);
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, pc->ctrl);
 }
 
 static u64 perfmon_read_raw(int slot)
@@ -740,11 +741,11 @@ static int perfmon_nmi(unsigned int cmd, struct pt_regs *regs)
 	struct pmuctx_context *ctx;
 	u64 status;
 
-	rdmsrl(MSR_CORE_PERF_GLOBAL_STATUS, status);
+	status = pmuctx_rdmsrq(MSR_CORE_PERF_GLOBAL_STATUS);
 	status &= perfmon_all_global;
 	if (!status)
 		return NMI_DONE;
-	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, status);
 
 	ctx = __this_cpu_read(pmuctx_loaded_ctx);
 	WRITE_ONCE(pc->regs_seq, pc->regs_seq + 1);
@@ -774,15 +775,15 @@ static void perfmon_cpu_reset(void)
 	unsigned long flags;
 	unsigned int i;
 
-	wrmsrl(MSR_CORE_PERF_GLOBAL_CTRL, 0);
-	wrmsrl(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, 0);
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_CTRL, 0);
+	pmuctx_wrmsrq(MSR_ARCH_PERFMON_FIXED_CTR_CTRL, 0);
 	for (i = 0; i < perfmon_desc.nr_general; i++) {
-		wrmsrl(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0);
+		pmuctx_wrmsrq(MSR_ARCH_PERFMON_EVENTSEL0 + i, 0);
 		perfmon_write_counter(i, 0);
 	}
 	for (i = 0; i < perfmon_desc.nr_fixed; i++)
 		perfmon_write_counter(PERFMON_FIXED_SLOT + i, 0);
-	wrmsrl(MSR_CORE_PERF_GLOBAL_OVF_CTRL, perfmon_all_global);
+	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL, perfmon_all_global);
 	pc->ctrl = 0;
 	pc->fixed_ctrl = 0;
 	pc->paused = false;
@@ -1055,7 +1056,7 @@ int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
 				 PERFMON_FIXED_SLOT);
 	perfmon_all_global = perfmon_global_bits(slots);
 	if (boot_cpu_has(X86_FEATURE_PDCM) &&
-	    !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps))
+	    !pmuctx_rdmsrq_safe(MSR_IA32_PERF_CAPABILITIES, &caps))
 		perfmon_full_width = caps & PERF_CAP_FULL_WIDTH;
 
 	for_each_possible_cpu(cpu)
