@@ -466,7 +466,7 @@ struct page *pmuctx_user_pages_alloc(void)
 	set_page_private(page, 0);
 	pp = page_address(pmuctx_nth_page(page, 1));
 	pp->cap_bit0_is_deprecated = 1;
-	pp->cap_user_rdpmc = 1;
+	pp->cap_user_rdpmc = !pmuctx_hw->no_user_reads;
 	pp->size = offsetof(struct perf_event_mmap_page, __reserved);
 	return page;
 }
@@ -538,7 +538,8 @@ static void pmuctx_write_user_page(struct page *page,
 				   u32 width, bool loaded)
 {
 	struct pmuctx_mmap_page *p = page_address(page);
-	u32 index = loaded && pmuctx_counter_group_enabled(c) ?
+	u32 index = loaded && !pmuctx_hw->no_user_reads &&
+		    pmuctx_counter_group_enabled(c) ?
 		    pmuctx_user_index(c->hw_idx) + 1 : 0;
 
 	WRITE_ONCE(p->lock, p->lock + 1);

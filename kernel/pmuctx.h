@@ -92,6 +92,13 @@ struct pmuctx_hw_desc {
 	 */
 	u32 (*user_index)(int idx);
 	void (*user_reads_again)(struct pmuctx_context *ctx);
+	/*
+	 * User space cannot read this PMU's counters directly: no self-read
+	 * page gets an index (readers use read()) and perf's page says
+	 * cap_user_rdpmc 0.  x86 where the kernel exports CR4's accessors to
+	 * KVM only (compat/cr4.h).
+	 */
+	bool no_user_reads;
 	/* The raw value of one counter of this CPU's PMU (IRQs off). */
 	u64 (*read_counter)(int idx);
 	/* Stop and restart the whole PMU of this CPU (IRQs off). */

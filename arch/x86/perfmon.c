@@ -40,6 +40,7 @@
 #include <asm/tlbflush.h>
 #include "pmuctx.h"
 #include "compat/apic.h"
+#include "compat/cr4.h"
 #include "compat/msr.h"
 
 /*
@@ -227,7 +228,7 @@ static void perfmon_write_counter(int slot, u64 val)
 {
 	if (perfmon_is_fixed(slot))
 		pmuctx_wrmsrq(MSR_ARCH_PERFMON_FIXED_CTR0 + slot - PERFMON_FIXED_SLOT,
-		       val & perfmon_fixed_width_mask);
+			      val & perfmon_fixed_width_mask);
 	else if (perfmon_full_width)
 		pmuctx_wrmsrq(MSR_IA32_PMC0 + slot, val & perfmon_width_mask);
 	else	/* bits 31:0, sign-extended by the CPU (PERFMON_MAX_PERIOD) */
@@ -388,7 +389,7 @@ static u64 perfmon_program_one(const struct pmuctx_context *ctx,
 	if (perfmon_is_fixed(slot))
 		return perfmon_fixed_field(c, slot - PERFMON_FIXED_SLOT);
 	pmuctx_wrmsrq(MSR_ARCH_PERFMON_EVENTSEL0 + slot,
-	       c->hw_config | ARCH_PERFMON_EVENTSEL_ENABLE);
+		      c->hw_config | ARCH_PERFMON_EVENTSEL_ENABLE);
 	return 0;
 }
 
@@ -530,7 +531,7 @@ static void perfmon_open_user_reads(struct perfmon_cpu *pc, unsigned long used)
 		if (!test_bit(PERFMON_FIXED_SLOT + i, &used))
 			perfmon_write_counter(PERFMON_FIXED_SLOT + i, 0);
 	pc->user_reads = true;
-	cr4_update_irqsoff(X86_CR4_PCE, 0);
+	pmuctx_cr4_pce(true);
 }
 
 static void perfmon_close_user_reads(struct perfmon_cpu *pc)
@@ -538,15 +539,15 @@ static void perfmon_close_user_reads(struct perfmon_cpu *pc)
 	if (!pc->user_reads)
 		return;
 	pc->user_reads = false;
-	cr4_update_irqsoff(0, X86_CR4_PCE);
+	pmuctx_cr4_pce(false);
 }
 
 static void perfmon_user_reads_again(struct pmuctx_context *ctx)
 {
 	struct perfmon_cpu *pc = this_cpu_ptr(&perfmon_cpu);
 
-	if (pc->user_reads && !(cr4_read_shadow() & X86_CR4_PCE))
-		cr4_update_irqsoff(X86_CR4_PCE, 0);
+	if (pc->user_reads && !pmuctx_cr4_pce_on())
+		pmuctx_cr4_pce(true);
 }
 
 /* RDPMC's ECX for a slot: general n is n, fixed n is bit 30 | n. */
@@ -583,7 +584,7 @@ static void perfmon_load(struct pmuctx_context *ctx)
 		fixed |= perfmon_program_one(ctx, ctx->slots[slot]);
 	}
 	perfmon_set_fixed_ctrl(pc, fixed);
-	if (ctx->nr_mapped)
+	if (ctx->nr_mapped && PMUCTX_CR4_PCE_REACHABLE)
 		perfmon_open_user_reads(pc, used);
 	perfmon_set_ctrl(pc, perfmon_global_bits(used));
 }
@@ -602,7 +603,7 @@ static void perfmon_unload(struct pmuctx_context *ctx)
 	perfmon_set_ctrl(pc, 0);
 	perfmon_fold_slots(ctx, NULL, 0, NULL, false);
 	pmuctx_wrmsrq(MSR_CORE_PERF_GLOBAL_OVF_CTRL,
-	       perfmon_global_bits(ctx->used_mask));
+		      perfmon_global_bits(ctx->used_mask));
 }
 
 static void perfmon_program(struct pmuctx_context *ctx,
@@ -975,6 +976,7 @@ static struct pmuctx_hw_desc perfmon_desc = {
 	.counter_width = perfmon_counter_width,
 	.user_index = perfmon_user_index,
 	.user_reads_again = perfmon_user_reads_again,
+	.no_user_reads = !PMUCTX_CR4_PCE_REACHABLE,
 	.read_counter = perfmon_read_raw,
 	.handoff_fold = pmuctx_native_handoff_fold,
 	.pause = perfmon_pause,
