@@ -154,6 +154,21 @@ static int bp_open(uint64_t *s, pid_t tid)
 	return kind;
 }
 
+/* The watched threads and child (if any) exit. */
+static void end_watched(struct spinner sp[2], pid_t child)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		sp[i].stop = 1;
+		pthread_join(sp[i].th, NULL);
+	}
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+}
+
 /* One storm: the rangestorm's shape.  Returns its opens. */
 static unsigned long storm(uint64_t *s)
 {
@@ -202,14 +217,7 @@ static unsigned long storm(uint64_t *s)
 	}
 	if (rng(s) % 10 < 4) {
 		/* Exit under the events. */
-		for (i = 0; i < 2; i++) {
-			sp[i].stop = 1;
-			pthread_join(sp[i].th, NULL);
-		}
-		if (child > 0) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-		}
+		end_watched(sp, child);
 		while (nfd)
 			close(fd[--nfd]);
 	} else {
@@ -218,14 +226,7 @@ static unsigned long storm(uint64_t *s)
 			close(fd[i]);
 			fd[i] = fd[--nfd];
 		}
-		for (i = 0; i < 2; i++) {
-			sp[i].stop = 1;
-			pthread_join(sp[i].th, NULL);
-		}
-		if (child > 0) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-		}
+		end_watched(sp, child);
 	}
 	return opens;
 }
