@@ -1301,7 +1301,7 @@ static int cg_setup(void)
 /*
  * In cgroup @cg, on CPU 0: open KIT_COUNTERS inherited counters, fork a
  * child, and report what the fork cost @cg (the parent's refill and the
- * child's kit), measured while the child lives: once it exits, its unused
+ * child's kit), measured once the child is in user space, while it lives: once it exits, its unused
  * kit becomes CPU 0's spare, and the spare expiry another cgroup's spare
  * queued may free it at any moment, so a measurement after the exit could
  * count it or not.  Then the child exits (a spare for the next fork on
@@ -1311,7 +1311,7 @@ static int kit_fds[KIT_COUNTERS];
 
 static long long kit_fork_in(const char *cg)
 {
-	int res[2], go[2], *fds = kit_fds, i, status;
+	int res[2], go[2], ready[2], *fds = kit_fds, i, status;
 	long long delta = -1, m0;
 	pid_t p, kid;
 	char c;
@@ -1323,16 +1323,22 @@ static long long kit_fork_in(const char *cg)
 		return -1;
 	if (!p) {
 		pin_to_cpu(0);
-		if (cg_write(cg, "cgroup.procs", "0") || pipe(go))
+		if (cg_write(cg, "cgroup.procs", "0") || pipe(go) || pipe(ready))
 			_exit(1);
 		for (i = 0; i < KIT_COUNTERS; i++)
 			fds[i] = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
 		m0 = cg_memory(cg);
 		kid = fork();
 		if (!kid) {
+			write_full(ready[1], "r", 1);
 			read_full(go[0], &c, 1);
 			_exit(0);
 		}
+		/*
+		 * The child makes its own kit on its way back to user space
+		 * (a task work): until it has written, that kit may not exist.
+		 */
+		read_full(ready[0], &c, 1);
 		delta = cg_memory(cg) - m0;
 		write_full(go[1], "g", 1);
 		waitpid(kid, &status, 0);
