@@ -152,7 +152,7 @@ install-lib: install-build
 # The module source DKMS builds from (kernel/plant.c is test-only).
 install-dkms-src:
 	install -d $(DESTDIR)$(DKMSSRCDIR)
-	tar -cf - Kbuild kernel arch include/uapi | tar -C $(DESTDIR)$(DKMSSRCDIR) -xf - \
+	tar -cf - VERSION Kbuild kernel arch include/uapi | tar -C $(DESTDIR)$(DKMSSRCDIR) -xf - \
 		--no-same-owner --exclude=plant.c --exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' \
 		--exclude='*.mod*' --exclude=modules.order --exclude=Module.symvers \
 		--exclude=kernel/compat/probed

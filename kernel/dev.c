@@ -7,6 +7,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
 #include <linux/delay.h>
+#include <linux/device.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -16,7 +17,9 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
+#include <generated/utsrelease.h>
 #include "pmuctx.h"
 #include "compat/mm.h"
 
@@ -1338,11 +1341,29 @@ static const struct file_operations pmuctx_dev_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * The kernel release the module was built against (its vermagic's), for
+ * pmuctx info: a DKMS tree built for several kernels says which this is.
+ */
+static ssize_t built_for_show(struct device *dev, struct device_attribute *attr,
+			      char *buf)
+{
+	return sysfs_emit(buf, "%s\n", UTS_RELEASE);
+}
+static DEVICE_ATTR_RO(built_for);
+
+static struct attribute *pmuctx_dev_attrs[] = {
+	&dev_attr_built_for.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(pmuctx_dev);
+
 static struct miscdevice pmuctx_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "pmuctx",
 	.fops = &pmuctx_dev_fops,
 	.mode = 0666,
+	.groups = pmuctx_dev_groups,
 };
 
 int pmuctx_dev_register(void)

@@ -164,4 +164,5 @@ module_exit(pmuctx_exit);
 
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Per-task performance counter contexts");
+MODULE_VERSION(PMUCTX_RELEASE);
 MODULE_AUTHOR("pmuctx developers");

@@ -2,6 +2,8 @@
 /* pmuctx info: what the loaded module offers. */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
 
 #include "cli.h"
 #include "pmuctx_abi.h"
@@ -23,6 +25,40 @@ static void print_ranges(const struct pmuctx_info *info)
 		       1ULL << info->range_fine_insn_order);
 }
 
+/* The first line of a sysfs file, without its newline; "" if unreadable. */
+static void read_sysfs_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (!f)
+		return;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = 0;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * Which module is loaded, and for which kernel it was built: a DKMS tree
+ * builds one per kernel, and a module forced onto another kernel says so.
+ */
+static void print_module(void)
+{
+	char version[64], built_for[128];
+	struct utsname u;
+
+	read_sysfs_line("/sys/module/pmuctx/version", version, sizeof(version));
+	read_sysfs_line("/sys/class/misc/pmuctx/built_for", built_for, sizeof(built_for));
+	if (uname(&u))
+		u.release[0] = 0;
+	printf("module:           pmuctx %s, built for %s", version[0] ? version : "(no version)",
+	       built_for[0] ? built_for : "(a kernel it does not name: an older module)");
+	if (built_for[0] && u.release[0] && strcmp(built_for, u.release))
+		printf(" (running %s!)", u.release);
+	printf("\n");
+}
+
 int cmd_info(struct cli *cli, int argc, char **argv)
 {
 #if defined(__aarch64__)
@@ -42,6 +78,7 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 		fprintf(stderr, "pmuctx: %s\n", pmuctx_open_strerror(errno));
 		return 1;
 	}
+	print_module();
 	printf("ABI version:      %u\n", info.abi_version);
 	printf("backend:          %s\n", info.backend);
 	printf("counters:         %u general (%u bits), %u fixed (%u bits)\n",

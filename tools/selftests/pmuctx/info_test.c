@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/pmuctx.h>
 
@@ -56,6 +57,53 @@ TEST(device_node_is_a_misc_char_device)
 	EXPECT_TRUE(S_ISCHR(st.st_mode));
 	EXPECT_EQ(10, major(st.st_rdev));	/* MISC_MAJOR */
 	EXPECT_EQ(0666, st.st_mode & 0777);
+}
+
+static void first_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = 0;
+	if (f) {
+		if (!fgets(buf, (int)size, f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+/*
+ * The module says which release it is and which kernel it was built for
+ * (sysfs, and pmuctx info's first line), which must be the one running:
+ * a DKMS tree holds a build per kernel.
+ */
+TEST(module_names_its_release_and_the_kernel_it_was_built_for)
+{
+	char built_for[128], version[64], line[512], want[256];
+	unsigned int major, minor, patch;
+	struct utsname u;
+	bool seen = false;
+	FILE *p;
+
+	ASSERT_EQ(0, uname(&u));
+	first_line("/sys/class/misc/pmuctx/built_for", built_for, sizeof(built_for));
+	EXPECT_STREQ(u.release, built_for);
+	first_line("/sys/module/pmuctx/version", version, sizeof(version));
+	EXPECT_EQ(3, sscanf(version, "%u.%u.%u", &major, &minor, &patch))
+		TH_LOG("version '%s'", version);
+	snprintf(want, sizeof(want), "module:           pmuctx %s, built for %s",
+		 version, u.release);
+	p = popen("pmuctx info", "r");
+	ASSERT_NE(NULL, p);
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "module:", 7)) {
+			EXPECT_STREQ(want, line);
+			seen = true;
+		}
+	}
+	EXPECT_EQ(0, pclose(p));
+	EXPECT_TRUE(seen) TH_LOG("pmuctx info printed no module line");
 }
 
 TEST_F(dev, info_reports_abi_and_backend)
