@@ -29,7 +29,7 @@ pmuctx_debug_lane() {
 		LANE_MEM=1024
 		LANE_APPEND=
 		;;
-	arm64-debug)	# lockdep, atomic sleep, KASAN on the PMU interrupt path
+	arm64-debug | arm64-6.12-debug)	# lockdep, atomic sleep, KASAN on the PMU interrupt path
 		LANE_ARCH=arm64
 		LANE_KIMAGE=$dir/arch/arm64/boot/Image
 		LANE_MEM=1024	# why: the comment above pmuctx_debug_lane()

@@ -30,7 +30,8 @@ pmuctx_kernel_facts() {
 
 # pmuctx_series_facts SERIES: Debian's other kernels (scripts/deps/kernels.txt,
 # scripts/deps/fetch-kernel): SERIES_ABI (6.12.95+deb12) and SERIES_ROOT,
-# where both arches' images and headers are unpacked.
+# where both arches' images and headers are unpacked; SERIES_SOURCE, where
+# its linux-source goes when a debug kernel wants it (fetch-kernel --source).
 pmuctx_series_facts() {
 	local link=$PMUCTX_CACHE/kernels/$1
 	[ -f "$link/root/.complete" ] || {
@@ -39,4 +40,5 @@ pmuctx_series_facts() {
 	}
 	SERIES_ABI=$(readlink "$link")
 	SERIES_ROOT=$PMUCTX_CACHE/kernels/$SERIES_ABI/root
+	SERIES_SOURCE=$PMUCTX_CACHE/kernels/$SERIES_ABI/source
 }

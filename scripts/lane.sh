@@ -4,7 +4,8 @@
 # Sourced after env.sh; pmuctx_lane NAME sets LANE_* variables.
 # Lanes: x86_64 and arm64 are Debian's stock kernels; x86_64-SERIES and
 # arm64-SERIES (x86_64-6.12) Debian's other kernels (scripts/deps/kernels.txt);
-# the debug lanes are built from linux-source by scripts/debug-kernel.
+# the debug lanes are built from linux-source by scripts/debug-kernel
+# (ARCH-NAME from 6.1's, ARCH-SERIES-NAME from that series': arm64-6.12-debug).
 
 pmuctx_lane() {
 	LANE=$1
@@ -22,6 +23,10 @@ pmuctx_lane() {
 		LANE_KIMAGE=$ARM64_ROOT/boot/vmlinuz-$KABI-arm64
 		LANE_KDIR=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
 		;;
+	# A debug lane of another series (arm64-6.12-debug): below.
+	x86_64-[0-9]*-* | arm64-[0-9]*-*)
+		pmuctx_debug_lane_of "$LANE"
+		;;
 	x86_64-[0-9]* | arm64-[0-9]*)
 		pmuctx_series_facts "${LANE#*-}" || return 1
 		LANE_ARCH=${LANE%%-*}
@@ -33,14 +38,18 @@ pmuctx_lane() {
 		LANE_KDIR=$SERIES_ROOT/usr/src/linux-headers-$SERIES_ABI-$deb
 		;;
 	*)
-		if [ -f "$PMUCTX_TOP/scripts/debug-lanes.sh" ]; then
-			. "$PMUCTX_TOP/scripts/debug-lanes.sh"
-			pmuctx_debug_lane "$LANE" && return 0
-		fi
-		echo "unknown lane '$LANE'" >&2
-		return 1
+		pmuctx_debug_lane_of "$LANE"
 		;;
 	esac
+}
+
+pmuctx_debug_lane_of() {	# pmuctx_debug_lane_of NAME: a debug lane, or unknown
+	if [ -f "$PMUCTX_TOP/scripts/debug-lanes.sh" ]; then
+		. "$PMUCTX_TOP/scripts/debug-lanes.sh"
+		pmuctx_debug_lane "$1" && return 0
+	fi
+	echo "unknown lane '$1'" >&2
+	return 1
 }
 
 pmuctx_cross_compile() {
