@@ -258,10 +258,11 @@ static __always_inline u64 pmuctx_counter_run_clock(const struct pmuctx_counter 
 }
 
 /*
- * Time run since @run_snap.  The run clock of a counter on perf's events is the context's time less perf's missed time, which can be
- * "negative" (it wraps: an event perf made wait from its creation has
- * missed more than the context, which starts at the task's first switch,
- * has run), so only differences of it mean anything, taken as signed.
+ * Time run since @run_snap.  The run clock of a counter on perf's events
+ * is the context's time less perf's missed time, which can be "negative"
+ * (it wraps: an event perf made wait from its creation has missed more
+ * than the context, which starts at the task's first switch, has run),
+ * so only differences of it mean anything, taken as signed.
  * Never negative: the time missed comes in at folds, and can come in
  * ahead of the context's clock by what the two clocks differ.
  */

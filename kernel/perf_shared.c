@@ -33,6 +33,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/cpumask.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
@@ -297,6 +298,13 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 
 	if (c->attr.sample_period)
 		return -EOPNOTSUPP;
+	/*
+	 * A pinned per-CPU event goes on the PMU before every flexible one,
+	 * perf's users' included: as perf asks for CPU-wide events, only a
+	 * perf monitor may (Documentation/security.rst).
+	 */
+	if ((c->attr.flags & PMUCTX_ATTR_PINNED) && !perfmon_capable())
+		return -EPERM;
 	if (c->attr.type == PMUCTX_TYPE_RAW && perf_shared_described) {
 		err = pmuctx_perf_check_raw(&perf_shared_desc, c->attr.config);
 		if (err)

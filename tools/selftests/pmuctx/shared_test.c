@@ -320,6 +320,42 @@ TEST(borrowed_configurations_are_bounded)
 }
 
 /*
+ * A pinned per-CPU event goes before every flexible event of perf's
+ * users: only a perf monitor may borrow one.  uid 65534 without
+ * capabilities gets EPERM for PINNED, and its flexible counter opens.
+ */
+TEST(unprivileged_users_borrow_no_pinned_events)
+{
+	int status, fd;
+	pid_t pid;
+
+	if (!perf_shared())
+		SKIP(return, "needs backend=shared");
+	if (geteuid())
+		SKIP(return, "needs root to become uid 65534");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL |
+				     PMUCTX_ATTR_PINNED, 0, 0);
+		if (fd >= 0 || errno != EPERM)
+			_exit(11);
+		fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+		_exit(fd >= 0 ? 0 : 12);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* A perf monitor (root here) may. */
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_PINNED, 0, 0);
+	EXPECT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	close(fd);
+}
+
+/*
  * The hostile case: two threads (on two CPUs where there are two) open
  * and close counters of the same six configurations as fast as they
  * can, so that one's open meets the other's last close of a configuration
