@@ -279,6 +279,40 @@ static struct perf_shared_cfg *perf_shared_make(const struct perf_event_attr *pa
 	return cfg;
 }
 
+/*
+ * perf asks for perf_event_paranoid <= 0 or CAP_PERFMON of whoever makes a
+ * CPU-bound event (perf_allow_cpu(), EACCES), the kernel's own included:
+ * it checks current.  pmuctx borrows them on the opener's behalf, and
+ * hands out only what they count while the opener's contexts are loaded
+ * (Documentation/security.rst, "The shared backend"), so they are made
+ * by a kernel worker, with the kernel's credentials.  On the system's
+ * unbound queue, not pmuctx_wq: nothing there waits for an open.
+ */
+struct perf_shared_maker {
+	struct work_struct work;
+	const struct perf_event_attr *pattr;
+	struct perf_shared_cfg *cfg;
+};
+
+static void perf_shared_make_work(struct work_struct *work)
+{
+	struct perf_shared_maker *m =
+		container_of(work, struct perf_shared_maker, work);
+
+	m->cfg = perf_shared_make(m->pattr);
+}
+
+static struct perf_shared_cfg *perf_shared_make_as_kernel(const struct perf_event_attr *pattr)
+{
+	struct perf_shared_maker m = { .pattr = pattr };
+
+	INIT_WORK_ONSTACK(&m.work, perf_shared_make_work);
+	queue_work(system_unbound_wq, &m.work);
+	flush_work(&m.work);
+	destroy_work_on_stack(&m.work);
+	return m.cfg;
+}
+
 static struct perf_shared_cfg *perf_shared_find(const struct perf_event_attr *pattr)
 {
 	struct perf_shared_cfg *cfg;
@@ -320,7 +354,7 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 		err = -ENOSPC;
 	spin_unlock_irq(&perf_shared_lock);
 	if (!cfg && !err) {
-		cfg = perf_shared_make(&pattr);
+		cfg = perf_shared_make_as_kernel(&pattr);
 		if (IS_ERR(cfg)) {
 			err = PTR_ERR(cfg);
 		} else {
