@@ -245,24 +245,24 @@ static __always_inline u64 pmuctx_counter_clock(const struct pmuctx_counter *c,
 
 /*
  * The clock of the counter's time running: the context's time, less, for a
- * task-bound backend's hardware counter, the time perf kept its event off
- * the PMU while it multiplexed it with everybody's (kernel/perf_fallback.c).
+ * hardware counter on perf's events (perf_fallback.c, perf_shared.c), the
+ * time perf kept its event off the PMU while it multiplexed it with
+ * everybody's.
  */
 static __always_inline u64 pmuctx_counter_run_clock(const struct pmuctx_counter *c,
 						    const u64 *clk)
 {
-	if (static_branch_unlikely(&pmuctx_hw_task_bound) &&
-	    pmuctx_counter_is_hw(c))
+	if (static_branch_unlikely(&pmuctx_hw_lent) && pmuctx_counter_is_hw(c))
 		return clk[PMUCTX_CLK_TIME] - c->hw_missed;
 	return clk[PMUCTX_CLK_TIME];
 }
 
 /*
- * Time run since @run_snap.  The run clock of a task-bound backend's
- * counter is the context's time less perf's missed time, which can be
- * "negative" (it wraps: an event perf made wait from its creation has
- * missed more than the context, which starts at the task's first switch,
- * has run), so only differences of it mean anything, taken as signed.
+ * Time run since @run_snap.  The run clock of a counter on perf's events
+ * is the context's time less perf's missed time, which can be "negative"
+ * (it wraps: an event perf made wait from its creation has missed more
+ * than the context, which starts at the task's first switch, has run),
+ * so only differences of it mean anything, taken as signed.
  * Never negative: the time missed comes in at folds, and can come in
  * ahead of the context's clock by what the two clocks differ.
  */

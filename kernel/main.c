@@ -9,6 +9,7 @@
 /* NULL when only software counters are offered (no usable PMU). */
 const struct pmuctx_hw_desc *pmuctx_hw;
 DEFINE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
+DEFINE_STATIC_KEY_FALSE(pmuctx_hw_lent);
 
 /*
  * Which backend counts hardware events (Documentation/design.rst, "The
@@ -19,7 +20,7 @@ DEFINE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
  */
 static char *backend = "auto";
 module_param(backend, charp, 0444);
-MODULE_PARM_DESC(backend, "auto (default), native, perf or software");
+MODULE_PARM_DESC(backend, "auto (default), native, perf, shared or software");
 
 /* The native backend for this machine: -EBUSY when the kernel owns it. */
 static int __init pmuctx_probe_native(bool try_perf)
@@ -50,8 +51,14 @@ static int __init pmuctx_probe_hw(void)
 		pr_info("backend=software: software counters only\n");
 		return 0;
 	}
+	if (!strcmp(backend, "shared")) {
+		err = pmuctx_perf_shared_probe(&pmuctx_hw);
+		if (err == -ENODEV)
+			pr_err("backend=shared: perf has no hardware PMU here\n");
+		return err;
+	}
 	if (!native && !perf) {
-		pr_err("backend=%s: choose auto, native, perf or software\n",
+		pr_err("backend=%s: choose auto, native, perf, shared or software\n",
 		       backend);
 		return -EINVAL;
 	}

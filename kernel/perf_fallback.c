@@ -173,17 +173,23 @@ static int perf_fb_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 	return free ? __ffs(free) : -ENOSPC;
 }
 
+/* A raw event @d's PMU counts (@d: what the ID registers said). */
+int pmuctx_perf_check_raw(const struct pmuctx_hw_desc *d, u64 config)
+{
+#ifdef CONFIG_ARM64
+	return pmuctx_pmuv3_check_raw(d, config);
+#elif defined(CONFIG_X86)
+	return pmuctx_perfmon_check_raw(d, config);
+#else
+	return 0;
+#endif
+}
+
 static int perf_fb_check_raw(u64 config)
 {
 	if (!perf_fb_described)
 		return 0;	/* perf's driver is the judge */
-#ifdef CONFIG_ARM64
-	return pmuctx_pmuv3_check_raw(&perf_fb_desc, config);
-#elif defined(CONFIG_X86)
-	return pmuctx_perfmon_check_raw(&perf_fb_desc, config);
-#else
-	return 0;
-#endif
+	return pmuctx_perf_check_raw(&perf_fb_desc, config);
 }
 
 static int perf_fb_event_init(struct pmuctx_counter *c)
@@ -196,8 +202,9 @@ static int perf_fb_event_init(struct pmuctx_counter *c)
 	return 0;
 }
 
-static void perf_fb_attr(const struct pmuctx_counter *c,
-			 struct perf_event_attr *pattr)
+/* @c's event as perf's attributes (the shared backend's too). */
+void pmuctx_perf_attr(const struct pmuctx_counter *c,
+		      struct perf_event_attr *pattr)
 {
 	memset(pattr, 0, sizeof(*pattr));
 	pattr->size = sizeof(*pattr);
@@ -279,7 +286,7 @@ static struct pmuctx_perf_binding *perf_fb_binding(const struct pmuctx_counter *
 	if (!b)
 		return ERR_PTR(-ENOMEM);
 	INIT_WORK(&b->release_work, perf_fb_release_work);
-	perf_fb_attr(c, &pattr);
+	pmuctx_perf_attr(c, &pattr);
 	ev = perf_event_create_kernel_counter(&pattr, -1, task,
 					      pattr.sample_period ? perf_fb_overflow : NULL,
 					      NULL);
@@ -389,7 +396,7 @@ static struct pmuctx_hw_desc perf_fb_desc = {
 	.release = perf_fb_release,
 };
 
-static int perf_fb_describe(struct pmuctx_hw_desc *d)
+int pmuctx_perf_describe(struct pmuctx_hw_desc *d)
 {
 #ifdef CONFIG_ARM64
 	return pmuctx_pmuv3_describe(d);
@@ -398,6 +405,35 @@ static int perf_fb_describe(struct pmuctx_hw_desc *d)
 #else
 	return -ENODEV;
 #endif
+}
+
+/*
+ * The name of perf's hardware PMU into @name: perf has one when it
+ * accepts a CPU-bound cycles event (made disabled, and gone at once;
+ * every PMU counts cycles, where QEMU's arm64 PMU counts instructions
+ * only under -icount); -ENODEV when it has none.
+ */
+int pmuctx_perf_pmu_name(char *name, size_t len)
+{
+	struct perf_event_attr pattr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(pattr),
+		.config = PERF_COUNT_HW_CPU_CYCLES,
+		.disabled = 1,
+		.exclude_hv = 1,
+	};
+	struct perf_event *ev;
+	int err;
+
+	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
+					      NULL, NULL, NULL);
+	if (IS_ERR(ev)) {
+		err = PTR_ERR(ev);
+		return err == -ENOENT || err == -EOPNOTSUPP ? -ENODEV : err;
+	}
+	strscpy(name, ev->pmu->name, len);
+	perf_event_release_kernel(ev);
+	return 0;
 }
 
 /*
@@ -439,8 +475,9 @@ int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 		perf_event_release_kernel(ev);
 	}
 
-	perf_fb_described = !perf_fb_describe(&perf_fb_desc);
+	perf_fb_described = !pmuctx_perf_describe(&perf_fb_desc);
 	static_branch_enable(&pmuctx_hw_task_bound);
+	static_branch_enable(&pmuctx_hw_lent);
 	pr_info("hardware counters through perf events on %s, %u general + %u fixed counters: no swaps, no self-reads%s\n",
 		perf_fb_name + 5, perf_fb_desc.nr_general, perf_fb_desc.nr_fixed,
 		perf_fb_desc.features & PMUCTX_FEAT_OVERFLOW ? "" : ", no samples");

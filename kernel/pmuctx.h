@@ -206,6 +206,12 @@ void pmuctx_native_handoff_fold(struct pmuctx_context *ctx,
 				struct pmuctx_context *next);
 /* The backend's counting belongs to tasks (pmuctx_hw->bind): set at load. */
 DECLARE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
+/*
+ * perf lends the backend its counters (the task-bound backend, the
+ * shared one): a hardware counter's time running is the context's time
+ * less the time perf kept its event off the PMU (@hw_missed).  Set at load.
+ */
+DECLARE_STATIC_KEY_FALSE(pmuctx_hw_lent);
 
 /*
  * Context clocks: monotonic per-context quantities that advance while a task
@@ -740,6 +746,12 @@ struct pmuctx_counter {
 	 */
 	void *hw_binding;
 	u64 hw_missed;
+	/*
+	 * The shared backend (perf_shared.c), ctx->lock (or the claim): the
+	 * instance's reading of its CPU's event's time not running at its
+	 * last snapshot or fold, as @hw_prev is of its count.
+	 */
+	u64 hw_missed_prev;
 	u64 period_left;	/* events to the next overflow sample */
 	/*
 	 * PMUCTX_ATTR_FREQ, under ctx->lock: the period now, and when the
@@ -1487,6 +1499,15 @@ int pmuctx_perfmon_check_raw(const struct pmuctx_hw_desc *desc, u64 config);
 /* perf_fallback.c: hardware counters through the kernel's perf events. */
 int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc);
 void pmuctx_hw_bind_clones(struct pmuctx_context *ctx);
+struct perf_event_attr;
+void pmuctx_perf_attr(const struct pmuctx_counter *c,
+		      struct perf_event_attr *pattr);
+int pmuctx_perf_check_raw(const struct pmuctx_hw_desc *d, u64 config);
+int pmuctx_perf_describe(struct pmuctx_hw_desc *d);
+int pmuctx_perf_pmu_name(char *name, size_t len);
+
+/* perf_shared.c: contexts on perf's per-CPU events (backend=shared). */
+int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc);
 
 #ifdef PMUCTX_PLANT
 int pmuctx_plant_bugs(void);

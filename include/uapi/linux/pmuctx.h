@@ -40,6 +40,13 @@
 #define PMUCTX_FEAT_KERNEL_CALLCHAIN (1ULL << 11)
 /* pmuctx_attr.sample_regs_user and sample_stack_user (struct pmuctx_sample_user). */
 #define PMUCTX_FEAT_SAMPLE_USER	(1ULL << 12)
+/*
+ * With PMUCTX_FEAT_PERF_EVENTS: the counters are perf's per-CPU events,
+ * shared by every context (backend=shared): contexts holding them swap,
+ * and sampling counters are refused (Documentation/design.rst, "The
+ * shared backend").
+ */
+#define PMUCTX_FEAT_PERF_SHARED	(1ULL << 13)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 

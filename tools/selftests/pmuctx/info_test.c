@@ -119,7 +119,11 @@ TEST_F(dev, info_reports_abi_and_backend)
 	 * QEMU -cpu max: PMUv3 with 6 event counters and the cycle counter,
 	 * pmuctx's own or, when the kernel's driver holds it, through perf.
 	 */
-	if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
+	if (info.features & PMUCTX_FEAT_PERF_SHARED) {
+		/* perf's per-CPU events: counting only. */
+		EXPECT_STREQ("perf-shared:armv8_pmuv3", info.backend);
+		EXPECT_FALSE(info.features & PMUCTX_FEAT_OVERFLOW);
+	} else if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
 		EXPECT_STREQ("perf:armv8_pmuv3", info.backend);
 		/* QEMU's PMU interrupts, so perf's events sample. */
 		EXPECT_TRUE(info.features & PMUCTX_FEAT_OVERFLOW);
@@ -146,12 +150,16 @@ TEST_F(dev, info_reports_abi_and_backend)
 		 * The PMU lane (scripts/qemu): Intel architectural perfmon
 		 * v2, 8 general and 3 fixed counters of 48 bits.
 		 */
-		if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
+		if (info.features & PMUCTX_FEAT_PERF_SHARED) {
+			EXPECT_STREQ("perf-shared:cpu", info.backend);
+		} else if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
 			EXPECT_STREQ("perf:cpu", info.backend);
 		} else {
 			EXPECT_STREQ("intel-perfmon", info.backend);
 		}
-		EXPECT_TRUE(info.features & PMUCTX_FEAT_OVERFLOW);
+		/* The shared backend counts only. */
+		EXPECT_EQ(!(info.features & PMUCTX_FEAT_PERF_SHARED),
+			  !!(info.features & PMUCTX_FEAT_OVERFLOW));
 		EXPECT_EQ(8, info.nr_general);
 		EXPECT_EQ(3, info.nr_fixed);
 		EXPECT_EQ(48, info.general_width);

@@ -70,6 +70,21 @@ static inline bool perf_backed(void)
 	return pmu_features() & PMUCTX_FEAT_PERF_EVENTS;
 }
 
+/*
+ * The shared backend (backend=shared): perf's per-CPU events under the
+ * contexts.  perf_backed() too, but contexts swap, and no samples.
+ */
+static inline bool perf_shared(void)
+{
+	return pmu_features() & PMUCTX_FEAT_PERF_SHARED;
+}
+
+/* perf's events bound to the counted tasks: no swaps. */
+static inline bool perf_task_bound(void)
+{
+	return perf_backed() && !perf_shared();
+}
+
 static inline bool have_overflow(void)
 {
 	return have_pmu() && (pmu_features() & PMUCTX_FEAT_OVERFLOW);

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The shared backend (backend=shared): pmuctx's contexts on counters perf
+ * lends, as per-CPU kernel events, instead of on events bound to tasks
+ * (perf_fallback.c) or on the whole PMU (the native backends).
+ * Documentation/design.rst ("The shared backend") has the model and why.
+ *
+ * Each distinct configuration in use (event, filters, pinned) is one
+ * counting kernel event per online CPU, made at the open of the first
+ * counter that needs it and released by a work after the last counter
+ * using it (the original's last put, which all its clones hold) is gone.
+ * perf schedules those events beside everybody else's and multiplexes
+ * them fairly when the PMU is over-committed: nobody gets EBUSY from the
+ * other.  A counter's clock (@hw_count) is what its CPU's event counted
+ * while the counter's context was loaded there: a load snapshots each of
+ * the context's events on this CPU, a fold or an unload adds the delta.
+ * The time perf kept the event off the PMU meanwhile (its time enabled
+ * less its time running) is the counter's @hw_missed, as for the
+ * task-bound backend.
+ *
+ * The events belong to CPUs, not to tasks, so a switch between equivalent
+ * contexts (the swap) reads and writes nothing: the context stays loaded
+ * on this CPU, its snapshots stay valid, and it counts its new holder.
+ *
+ * Counting only: a sampling counter is EOPNOTSUPP (the overflow demux in
+ * perf's handler is not written yet), and no self-reads (ENODEV at mmap,
+ * as the task-bound backend: perf may move an event between counters).
+ *
+ * CPU hotplug: events are made on the CPUs online at the first open and
+ * never later.  A CPU with no event (offline then), or whose event perf
+ * turned off as it went offline, counts nothing for the counters loaded
+ * there, and their time running says so: all that time is missed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/moduleparam.h>
+#include <linux/perf_event.h>
+#include <linux/slab.h>
+#include "pmuctx.h"
+#include "compat/perf_ctx_time.h"
+
+/*
+ * One borrowed configuration.  @attr and @events are set before it is
+ * listed and never change; @events[cpu] is NULL where perf gave no event
+ * (a CPU offline at the first open).  @users (perf_shared_lock): the
+ * originals whose event_init took it; at 0 it leaves the list and its
+ * @release_work lets the events go (releasing sleeps, and the last put
+ * may come in any context).
+ */
+struct perf_shared_cfg {
+	struct list_head entry;
+	unsigned int users;
+	struct work_struct release_work;
+	struct perf_event_attr attr;
+	struct perf_event *events[];
+};
+
+/*
+ * perf_shared_mutex: one open at a time makes a configuration's events,
+ * so two opens of the same new configuration share one set (it sleeps:
+ * taken in process context, outside every pmuctx lock but the target's
+ * exec_update_lock, as the task-bound backend makes its events).
+ * perf_shared_lock (irqsave, inside the mutex): the list, each entry's
+ * @users and perf_shared_nr, the configurations listed.
+ */
+static DEFINE_MUTEX(perf_shared_mutex);
+static DEFINE_SPINLOCK(perf_shared_lock);
+static LIST_HEAD(perf_shared_list);
+static unsigned int perf_shared_nr;
+
+/*
+ * The most configurations borrowed at once, system-wide: each holds one
+ * perf event (and a counter of every CPU's PMU whenever perf schedules
+ * it) per CPU, for every user (Documentation/security.rst).  Past it an
+ * open of a new configuration is ENOSPC.
+ */
+static unsigned int max_borrowed = 8;
+module_param(max_borrowed, uint, 0644);
+MODULE_PARM_DESC(max_borrowed,
+		 "backend=shared: most distinct hardware configurations borrowed from perf at once (default 8)");
+
+static char perf_shared_name[PMUCTX_BACKEND_NAME_LEN] = "perf-shared";
+static struct pmuctx_hw_desc perf_shared_desc;
+static bool perf_shared_described;
+
+static struct perf_shared_cfg *perf_shared_cfg(const struct pmuctx_counter *c)
+{
+	return (struct perf_shared_cfg *)(unsigned long)c->hw_config;
+}
+
+/*
+ * The event's time running so far, on its perf context's clock at @now
+ * (perf_event_time_now()'s reading): its total as of its last change of
+ * state, and, while active, the time since.
+ */
+static u64 perf_shared_running(struct perf_event *ev, u64 now)
+{
+	struct perf_event_context *pctx = ev->ctx;
+	u64 run = READ_ONCE(ev->total_time_running), t;
+
+	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE) {
+		t = READ_ONCE(pctx->is_active) ?
+		    now + pmuctx_perf_ctx_offset(pctx) :
+		    pmuctx_perf_ctx_frozen(pctx);
+		if (t > READ_ONCE(ev->tstamp))
+			run += t - READ_ONCE(ev->tstamp);
+	}
+	return run;
+}
+
+/*
+ * One instance's reading of this CPU's event: its count into @count and
+ * a reading of the time it did not run, which grows at the clock's rate
+ * while the event waits (INACTIVE), is off or absent, and stands still
+ * while it runs.  IRQs off, on the CPU the context is loaded on: perf
+ * changes nothing of an event of this CPU meanwhile, and an active one's
+ * PMU reads its hardware counter first, as perf_event_read_local() (not
+ * exported) does.
+ */
+static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count)
+{
+	struct perf_event *ev = cfg->events[smp_processor_id()];
+	u64 now = local_clock();
+
+	if (!ev) {
+		*count = 0;
+		return now;
+	}
+	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
+	    READ_ONCE(ev->oncpu) == smp_processor_id())
+		ev->pmu->read(ev);
+	*count = local64_read(&ev->count);
+	return now - perf_shared_running(ev, now);
+}
+
+/* @c counts from now on this CPU.  ctx->lock held (or claimed), IRQs off. */
+static void perf_shared_snap(struct pmuctx_counter *c)
+{
+	c->hw_missed_prev = perf_shared_read(perf_shared_cfg(c), &c->hw_prev);
+}
+
+/* What @c's event counted since its snapshot, and the time it missed. */
+static void perf_shared_fold_one(struct pmuctx_counter *c)
+{
+	u64 count, missed;
+
+	missed = perf_shared_read(perf_shared_cfg(c), &count);
+	c->hw_count += count - c->hw_prev;
+	c->hw_prev = count;
+	/* A reading never runs backwards; clocks of two reads may. */
+	if ((s64)(missed - c->hw_missed_prev) > 0)
+		c->hw_missed += missed - c->hw_missed_prev;
+	c->hw_missed_prev = missed;
+}
+
+/*
+ * Two or more events are read one after the other, and they count on
+ * meanwhile: the kernel's instructions between two reads would be one
+ * configuration's and not the other's (inst:u + inst:k would not be
+ * inst).  So this CPU's PMU stops while they are read, as perf stops it
+ * around its own switches.  Through pmu_disable itself: perf_pmu_disable()
+ * is not exported, and its nesting count is not needed, since perf holds
+ * the PMU disabled only with IRQs off on this CPU, and every caller here
+ * runs with IRQs off, never inside perf (never in NMI).  One PMU: the
+ * first event's (a hybrid CPU's other PMU would read unpaused).
+ */
+static struct pmu *perf_shared_pause(struct pmuctx_context *ctx,
+				     unsigned long used)
+{
+	struct perf_event *ev;
+
+	if (hweight_long(used) < 2)
+		return NULL;
+	ev = perf_shared_cfg(ctx->slots[__ffs(used)])->events[smp_processor_id()];
+	if (!ev)
+		return NULL;
+	ev->pmu->pmu_disable(ev->pmu);
+	return ev->pmu;
+}
+
+static void perf_shared_resume(struct pmu *pmu)
+{
+	if (pmu)
+		pmu->pmu_enable(pmu);
+}
+
+/* The counters on the (virtual) PMU: the context's slots. */
+static void perf_shared_load(struct pmuctx_context *ctx)
+{
+	unsigned long used = ctx->used_mask;
+	struct pmu *paused = perf_shared_pause(ctx, used);
+	int i;
+
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
+		perf_shared_snap(ctx->slots[i]);
+	perf_shared_resume(paused);
+}
+
+static void perf_shared_fold(struct pmuctx_context *ctx)
+{
+	unsigned long used = ctx->used_mask;
+	struct pmu *paused = perf_shared_pause(ctx, used);
+	int i;
+
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
+		perf_shared_fold_one(ctx->slots[i]);
+	perf_shared_resume(paused);
+}
+
+/* A counter comes onto a loaded context's PMU, or goes off it. */
+static void perf_shared_program(struct pmuctx_context *ctx,
+				struct pmuctx_counter *c, bool on)
+{
+	if (on)
+		perf_shared_snap(c);
+	else
+		perf_shared_fold_one(c);
+}
+
+static void perf_shared_nothing(void)
+{
+}
+
+/* Virtual slots: perf fits the events to its counters. */
+static int perf_shared_slot_pick(unsigned long used,
+				 const struct pmuctx_counter *c)
+{
+	unsigned long free = ~used & GENMASK(PMUCTX_MAX_HW_SLOTS - 1, 0);
+
+	return free ? __ffs(free) : -ENOSPC;
+}
+
+static void perf_shared_release_work(struct work_struct *work)
+{
+	struct perf_shared_cfg *cfg =
+		container_of(work, struct perf_shared_cfg, release_work);
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		if (cfg->events[cpu])
+			perf_event_release_kernel(cfg->events[cpu]);
+	kfree(cfg);
+}
+
+/*
+ * The events of @pattr on every online CPU.  A CPU that goes offline
+ * meanwhile (perf: ENODEV) has none; any other error is the open's
+ * (ENOENT: an event perf's driver does not know).
+ */
+static struct perf_shared_cfg *perf_shared_make(const struct perf_event_attr *pattr)
+{
+	struct perf_shared_cfg *cfg;
+	struct perf_event *ev;
+	int cpu, err = 0;
+
+	cfg = kzalloc(struct_size(cfg, events, nr_cpu_ids), GFP_KERNEL);
+	if (!cfg)
+		return ERR_PTR(-ENOMEM);
+	INIT_WORK(&cfg->release_work, perf_shared_release_work);
+	cfg->attr = *pattr;
+	cfg->users = 1;
+	for_each_online_cpu(cpu) {
+		ev = perf_event_create_kernel_counter(&cfg->attr, cpu, NULL,
+						      NULL, NULL);
+		if (IS_ERR(ev)) {
+			if (PTR_ERR(ev) == -ENODEV)
+				continue;
+			err = PTR_ERR(ev);
+			break;
+		}
+		cfg->events[cpu] = ev;
+	}
+	if (err) {
+		perf_shared_release_work(&cfg->release_work);
+		return ERR_PTR(err);
+	}
+	return cfg;
+}
+
+/*
+ * perf asks for perf_event_paranoid <= 0 or CAP_PERFMON of whoever makes a
+ * CPU-bound event (perf_allow_cpu(), EACCES), the kernel's own included:
+ * it checks current.  pmuctx borrows them on the opener's behalf, and
+ * hands out only what they count while the opener's contexts are loaded
+ * (Documentation/security.rst, "The shared backend"), so they are made
+ * by a kernel worker, with the kernel's credentials.  On the system's
+ * unbound queue, not pmuctx_wq: nothing there waits for an open.
+ */
+struct perf_shared_maker {
+	struct work_struct work;
+	const struct perf_event_attr *pattr;
+	struct perf_shared_cfg *cfg;
+};
+
+static void perf_shared_make_work(struct work_struct *work)
+{
+	struct perf_shared_maker *m =
+		container_of(work, struct perf_shared_maker, work);
+
+	m->cfg = perf_shared_make(m->pattr);
+}
+
+static struct perf_shared_cfg *perf_shared_make_as_kernel(const struct perf_event_attr *pattr)
+{
+	struct perf_shared_maker m = { .pattr = pattr };
+
+	INIT_WORK_ONSTACK(&m.work, perf_shared_make_work);
+	queue_work(system_unbound_wq, &m.work);
+	flush_work(&m.work);
+	destroy_work_on_stack(&m.work);
+	return m.cfg;
+}
+
+static struct perf_shared_cfg *perf_shared_find(const struct perf_event_attr *pattr)
+{
+	struct perf_shared_cfg *cfg;
+
+	list_for_each_entry(cfg, &perf_shared_list, entry)
+		if (!memcmp(&cfg->attr, pattr, sizeof(*pattr)))
+			return cfg;
+	return NULL;
+}
+
+/* At open (process context): the counter's configuration, borrowed. */
+static int perf_shared_event_init(struct pmuctx_counter *c)
+{
+	struct perf_shared_cfg *cfg;
+	struct perf_event_attr pattr;
+	int err = 0;
+
+	if (c->attr.sample_period)
+		return -EOPNOTSUPP;
+	/*
+	 * A pinned per-CPU event goes on the PMU before every flexible one,
+	 * perf's users' included: as perf asks for CPU-wide events, only a
+	 * perf monitor may (Documentation/security.rst).
+	 */
+	if ((c->attr.flags & PMUCTX_ATTR_PINNED) && !perfmon_capable())
+		return -EPERM;
+	if (c->attr.type == PMUCTX_TYPE_RAW && perf_shared_described) {
+		err = pmuctx_perf_check_raw(&perf_shared_desc, c->attr.config);
+		if (err)
+			return err;
+	}
+	pmuctx_perf_attr(c, &pattr);
+	mutex_lock(&perf_shared_mutex);
+	spin_lock_irq(&perf_shared_lock);
+	cfg = perf_shared_find(&pattr);
+	if (cfg)
+		cfg->users++;
+	else if (perf_shared_nr >= READ_ONCE(max_borrowed))
+		err = -ENOSPC;
+	spin_unlock_irq(&perf_shared_lock);
+	if (!cfg && !err) {
+		cfg = perf_shared_make_as_kernel(&pattr);
+		if (IS_ERR(cfg)) {
+			err = PTR_ERR(cfg);
+		} else {
+			spin_lock_irq(&perf_shared_lock);
+			list_add(&cfg->entry, &perf_shared_list);
+			perf_shared_nr++;
+			spin_unlock_irq(&perf_shared_lock);
+		}
+	}
+	mutex_unlock(&perf_shared_mutex);
+	if (!err)
+		c->hw_config = (unsigned long)cfg;
+	return err;
+}
+
+/* The original's last put (its clones are gone): any context. */
+static void perf_shared_event_destroy(struct pmuctx_counter *c)
+{
+	struct perf_shared_cfg *cfg = perf_shared_cfg(c);
+	unsigned long flags;
+	bool last;
+
+	spin_lock_irqsave(&perf_shared_lock, flags);
+	last = !--cfg->users;
+	if (last) {
+		list_del(&cfg->entry);
+		perf_shared_nr--;
+	}
+	spin_unlock_irqrestore(&perf_shared_lock, flags);
+	if (last)
+		queue_work(pmuctx_wq, &cfg->release_work);
+}
+
+/* At unload every counter is gone, and the release works ran with pmuctx_wq. */
+static void perf_shared_remove(void)
+{
+	WARN_ON_ONCE(!list_empty(&perf_shared_list));
+}
+
+static struct pmuctx_hw_desc perf_shared_desc = {
+	.name = perf_shared_name,
+	.features = PMUCTX_FEAT_HARDWARE | PMUCTX_FEAT_MULTIPLEX |
+		    PMUCTX_FEAT_PERF_EVENTS | PMUCTX_FEAT_PERF_SHARED,
+	.remove = perf_shared_remove,
+	.event_init = perf_shared_event_init,
+	.event_destroy = perf_shared_event_destroy,
+	.slot_pick = perf_shared_slot_pick,
+	.load = perf_shared_load,
+	.unload = perf_shared_fold,
+	.fold = perf_shared_fold,
+	.program = perf_shared_program,
+	.pause = perf_shared_nothing,
+	.resume = perf_shared_nothing,
+};
+
+/* -ENODEV when perf has no hardware PMU (pmuctx_perf_pmu_name()). */
+int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
+{
+	char pmu[PMUCTX_BACKEND_NAME_LEN];
+	int err;
+
+	err = pmuctx_perf_pmu_name(pmu, sizeof(pmu));
+	if (err)
+		return err;
+	snprintf(perf_shared_name, sizeof(perf_shared_name), "perf-shared:%s",
+		 pmu);
+	perf_shared_described = !pmuctx_perf_describe(&perf_shared_desc);
+	static_branch_enable(&pmuctx_hw_lent);
+	pr_info("hardware counters on perf's per-CPU events on %s, %u general + %u fixed counters, at most %u configurations: swaps, no samples, no self-reads\n",
+		pmu, perf_shared_desc.nr_general, perf_shared_desc.nr_fixed,
+		max_borrowed);
+	*desc = &perf_shared_desc;
+	return 0;
+}
