@@ -413,7 +413,8 @@ static struct pmuctx_hw_desc perf_shared_desc = {
 /* -ENODEV when perf has no hardware PMU (pmuctx_perf_pmu_name()). */
 int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
 {
-	char pmu[PMUCTX_BACKEND_NAME_LEN];
+	/* What fits after the prefix in the backend's name. */
+	char pmu[PMUCTX_BACKEND_NAME_LEN - sizeof("perf-shared:") + 1];
 	int err;
 
 	err = pmuctx_perf_pmu_name(pmu, sizeof(pmu));
