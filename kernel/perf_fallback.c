@@ -408,12 +408,12 @@ int pmuctx_perf_describe(struct pmuctx_hw_desc *d)
 }
 
 /*
- * The name of perf's hardware PMU into @name: perf has one when it
- * accepts a CPU-bound cycles event (made disabled, and gone at once;
- * every PMU counts cycles, where QEMU's arm64 PMU counts instructions
- * only under -icount); -ENODEV when it has none.
+ * The event perf's hardware PMU is asked with: cycles, made disabled on the
+ * first online CPU (every PMU counts cycles, where QEMU's arm64 PMU counts
+ * instructions only under -icount).
  */
-int pmuctx_perf_pmu_name(char *name, size_t len)
+static struct perf_event *perf_fb_probe_event(u64 period,
+					      perf_overflow_handler_t overflow)
 {
 	struct perf_event_attr pattr = {
 		.type = PERF_TYPE_HARDWARE,
@@ -421,12 +421,23 @@ int pmuctx_perf_pmu_name(char *name, size_t len)
 		.config = PERF_COUNT_HW_CPU_CYCLES,
 		.disabled = 1,
 		.exclude_hv = 1,
+		.sample_period = period,
 	};
-	struct perf_event *ev;
+
+	return perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
+						NULL, overflow, NULL);
+}
+
+/*
+ * The name of perf's hardware PMU into @name: perf has one when it
+ * accepts a CPU-bound cycles event (gone at once); -ENODEV when it has
+ * none.
+ */
+int pmuctx_perf_pmu_name(char *name, size_t len)
+{
+	struct perf_event *ev = perf_fb_probe_event(0, NULL);
 	int err;
 
-	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
-					      NULL, NULL, NULL);
 	if (IS_ERR(ev)) {
 		err = PTR_ERR(ev);
 		return err == -ENOENT || err == -EOPNOTSUPP ? -ENODEV : err;
@@ -437,39 +448,27 @@ int pmuctx_perf_pmu_name(char *name, size_t len)
 }
 
 /*
- * perf has a hardware PMU when it accepts a CPU-bound cycles event (made
- * disabled, and gone at once; every PMU counts cycles, where QEMU's arm64
- * PMU counts instructions only under -icount); -ENODEV when it has none.
+ * -ENODEV when perf has no hardware PMU (pmuctx_perf_pmu_name()); whether
+ * its events may sample is asked with a period.
  */
 int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 {
-	struct perf_event_attr pattr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(pattr),
-		.config = PERF_COUNT_HW_CPU_CYCLES,
-		.disabled = 1,
-		.exclude_hv = 1,
-	};
+	/* What fits after the prefix in the backend's name. */
+	char pmu[PMUCTX_BACKEND_NAME_LEN - sizeof("perf:") + 1];
 	struct irq_work *work;
 	struct perf_event *ev;
 	int err, cpu;
 
-	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
-					      NULL, NULL, NULL);
-	if (IS_ERR(ev)) {
-		err = PTR_ERR(ev);
-		return err == -ENOENT || err == -EOPNOTSUPP ? -ENODEV : err;
-	}
-	snprintf(perf_fb_name, sizeof(perf_fb_name), "perf:%s", ev->pmu->name);
-	perf_event_release_kernel(ev);
+	err = pmuctx_perf_pmu_name(pmu, sizeof(pmu));
+	if (err)
+		return err;
+	snprintf(perf_fb_name, sizeof(perf_fb_name), "perf:%s", pmu);
 	for_each_possible_cpu(cpu) {
 		work = per_cpu_ptr(&perf_fb_work, cpu);
 		*work = IRQ_WORK_INIT_HARD(perf_fb_overflow_work);
 	}
 	/* Samples need the PMU's interrupt: perf refuses a period without. */
-	pattr.sample_period = 1ULL << 40;
-	ev = perf_event_create_kernel_counter(&pattr, cpumask_first(cpu_online_mask),
-					      NULL, perf_fb_overflow, NULL);
+	ev = perf_fb_probe_event(1ULL << 40, perf_fb_overflow);
 	if (!IS_ERR(ev)) {
 		perf_fb_desc.features |= PMUCTX_FEAT_OVERFLOW;
 		perf_event_release_kernel(ev);
