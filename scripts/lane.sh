@@ -12,6 +12,7 @@ pmuctx_lane() {
 	LANE_MEM=1024
 	LANE_APPEND=
 	LANE_KVER=
+	LANE_BUILD_ROOT=
 	case $LANE in
 	x86_64)
 		LANE_ARCH=x86_64
@@ -36,6 +37,9 @@ pmuctx_lane() {
 		# Names its extracted PVH vmlinux (vm-run), as KABI-KDEBVER does 6.1's.
 		LANE_KVER=$SERIES_ABI-$(cat "$SERIES_ROOT/.complete")
 		LANE_KDIR=$SERIES_ROOT/usr/src/linux-headers-$SERIES_ABI-$deb
+		# Its modules are built in that suite's build root, if it names one.
+		LANE_BUILD_ROOT=$(sed -e 's/#.*//' "$PMUCTX_TOP/scripts/deps/kernels.txt" |
+			awk -v s="${LANE#*-}" '$1 == s { print $3 }')
 		;;
 	*)
 		pmuctx_debug_lane_of "$LANE"

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -245,6 +246,18 @@ static inline long long proc_switches(pid_t tid)
 }
 
 /* Wait until @pid sleeps in the kernel function @fn (e.g. "pipe_read"). */
+/*
+ * Whether a task's wchan @got is kernel function @fn, or a later kernel's
+ * variant of it named with a prefix (7.2's pipes sleep in anon_pipe_read).
+ */
+static inline bool wchan_is(const char *got, const char *fn)
+{
+	size_t g = strlen(got), f = strlen(fn);
+
+	return !strcmp(got, fn) ||
+	       (g > f && got[g - f - 1] == '_' && !strcmp(got + g - f, fn));
+}
+
 static inline int wait_for_wchan(pid_t pid, const char *fn)
 {
 	char path[64], buf[64];
@@ -260,7 +273,7 @@ static inline int wait_for_wchan(pid_t pid, const char *fn)
 		close(fd);
 		if (n > 0) {
 			buf[n] = 0;
-			if (!strcmp(buf, fn))
+			if (wchan_is(buf, fn))
 				return 0;
 		}
 		usleep(1000);
