@@ -161,12 +161,13 @@ static void perf_fb_program(struct pmuctx_context *ctx, struct pmuctx_counter *c
 {
 }
 
-static void perf_fb_nothing(void)
+/* The PMU's pause and resume where perf owns the PMU (the shared backend's too). */
+void pmuctx_perf_nothing(void)
 {
 }
 
-/* Virtual slots: perf fits the events to its counters. */
-static int perf_fb_slot_pick(unsigned long used, const struct pmuctx_counter *c)
+/* Virtual slots: perf fits the events to its counters (the shared backend's too). */
+int pmuctx_perf_slot_pick(unsigned long used, const struct pmuctx_counter *c)
 {
 	unsigned long free = ~used & GENMASK(PMUCTX_MAX_HW_SLOTS - 1, 0);
 
@@ -385,13 +386,13 @@ static struct pmuctx_hw_desc perf_fb_desc = {
 		    PMUCTX_FEAT_PERF_EVENTS,
 	.remove = perf_fb_remove,
 	.event_init = perf_fb_event_init,
-	.slot_pick = perf_fb_slot_pick,
+	.slot_pick = pmuctx_perf_slot_pick,
 	.load = perf_fb_load,
 	.unload = perf_fb_fold,
 	.fold = perf_fb_fold,
 	.program = perf_fb_program,
-	.pause = perf_fb_nothing,
-	.resume = perf_fb_nothing,
+	.pause = pmuctx_perf_nothing,
+	.resume = pmuctx_perf_nothing,
 	.bind = perf_fb_bind,
 	.release = perf_fb_release,
 };

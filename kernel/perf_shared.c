@@ -186,27 +186,31 @@ static void perf_shared_resume(struct pmu *pmu)
 		pmu->pmu_enable(pmu);
 }
 
-/* The counters on the (virtual) PMU: the context's slots. */
-static void perf_shared_load(struct pmuctx_context *ctx)
+/*
+ * @op on each counter on the (virtual) PMU, the context's slots, with the
+ * PMU paused across them.  Inlined with @op a constant: no indirect call
+ * at a switch.
+ */
+static __always_inline void perf_shared_each(struct pmuctx_context *ctx,
+					     void (*op)(struct pmuctx_counter *c))
 {
 	unsigned long used = ctx->used_mask;
 	struct pmu *paused = perf_shared_pause(ctx, used);
 	int i;
 
 	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
-		perf_shared_snap(ctx->slots[i]);
+		op(ctx->slots[i]);
 	perf_shared_resume(paused);
+}
+
+static void perf_shared_load(struct pmuctx_context *ctx)
+{
+	perf_shared_each(ctx, perf_shared_snap);
 }
 
 static void perf_shared_fold(struct pmuctx_context *ctx)
 {
-	unsigned long used = ctx->used_mask;
-	struct pmu *paused = perf_shared_pause(ctx, used);
-	int i;
-
-	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
-		perf_shared_fold_one(ctx->slots[i]);
-	perf_shared_resume(paused);
+	perf_shared_each(ctx, perf_shared_fold_one);
 }
 
 /* A counter comes onto a loaded context's PMU, or goes off it. */
@@ -217,19 +221,6 @@ static void perf_shared_program(struct pmuctx_context *ctx,
 		perf_shared_snap(c);
 	else
 		perf_shared_fold_one(c);
-}
-
-static void perf_shared_nothing(void)
-{
-}
-
-/* Virtual slots: perf fits the events to its counters. */
-static int perf_shared_slot_pick(unsigned long used,
-				 const struct pmuctx_counter *c)
-{
-	unsigned long free = ~used & GENMASK(PMUCTX_MAX_HW_SLOTS - 1, 0);
-
-	return free ? __ffs(free) : -ENOSPC;
 }
 
 static void perf_shared_release_work(struct work_struct *work)
@@ -401,13 +392,13 @@ static struct pmuctx_hw_desc perf_shared_desc = {
 	.remove = perf_shared_remove,
 	.event_init = perf_shared_event_init,
 	.event_destroy = perf_shared_event_destroy,
-	.slot_pick = perf_shared_slot_pick,
+	.slot_pick = pmuctx_perf_slot_pick,
 	.load = perf_shared_load,
 	.unload = perf_shared_fold,
 	.fold = perf_shared_fold,
 	.program = perf_shared_program,
-	.pause = perf_shared_nothing,
-	.resume = perf_shared_nothing,
+	.pause = pmuctx_perf_nothing,
+	.resume = pmuctx_perf_nothing,
 };
 
 /* -ENODEV when perf has no hardware PMU (pmuctx_perf_pmu_name()). */

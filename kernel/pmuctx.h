@@ -1505,6 +1505,8 @@ void pmuctx_perf_attr(const struct pmuctx_counter *c,
 int pmuctx_perf_check_raw(const struct pmuctx_hw_desc *d, u64 config);
 int pmuctx_perf_describe(struct pmuctx_hw_desc *d);
 int pmuctx_perf_pmu_name(char *name, size_t len);
+int pmuctx_perf_slot_pick(unsigned long used, const struct pmuctx_counter *c);
+void pmuctx_perf_nothing(void);
 
 /* perf_shared.c: contexts on perf's per-CPU events (backend=shared). */
 int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc);
