@@ -12,29 +12,27 @@ DEFINE_STATIC_KEY_FALSE(pmuctx_hw_task_bound);
 DEFINE_STATIC_KEY_FALSE(pmuctx_hw_lent);
 
 /*
- * Which backend counts hardware events (Documentation/design.rst, "The
- * stock-kernel fallback"): auto takes the PMU when the kernel's driver
- * leaves it free and counts through perf events otherwise; native only
- * takes it (the load fails with EBUSY when it cannot); perf always
- * counts through perf events; software offers no hardware counters.
+ * Which backend counts hardware events (Documentation/design.rst, "Choosing
+ * a backend"): auto borrows perf's per-CPU events whenever perf has a
+ * hardware PMU (shared: nobody's perf events get EBUSY from pmuctx), and
+ * takes the PMU itself only where perf has none (its driver kept out);
+ * native only takes it, a monopoly for root to ask for (the load fails
+ * with EBUSY when the kernel holds it); perf counts through events bound
+ * to tasks; shared only borrows; software offers no hardware counters.
  */
 static char *backend = "auto";
 module_param(backend, charp, 0444);
 MODULE_PARM_DESC(backend, "auto (default), native, perf, shared or software");
 
-/* The native backend for this machine: -EBUSY when the kernel owns it. */
-static int __init pmuctx_probe_native(bool try_perf)
+/*
+ * The native backend for this machine.  On x86 the counters are taken at
+ * the first hardware counter, not now: -EBUSY then if perf holds them.
+ */
+static int __init pmuctx_probe_native(void)
 {
 #ifdef CONFIG_ARM64
 	return pmuctx_pmuv3_probe(&pmuctx_hw);
 #elif defined(CONFIG_X86)
-	/*
-	 * Taken at the first hardware counter, not now; but a reservation
-	 * held at load (the NMI watchdog's, perf's events) is held for good
-	 * as a rule, so auto counts through perf then.
-	 */
-	if (try_perf && !pmuctx_perfmon_reservable())
-		return -EBUSY;
 	return pmuctx_perfmon_probe(&pmuctx_hw);
 #else
 	return -ENODEV;
@@ -43,46 +41,48 @@ static int __init pmuctx_probe_native(bool try_perf)
 
 static int __init pmuctx_probe_hw(void)
 {
-	bool native = !strcmp(backend, "auto") || !strcmp(backend, "native");
-	bool perf = !strcmp(backend, "auto") || !strcmp(backend, "perf");
-	int err = -ENODEV;
+	bool is_auto = !strcmp(backend, "auto");
+	int err;
 
 	if (!strcmp(backend, "software")) {
 		pr_info("backend=software: software counters only\n");
 		return 0;
 	}
-	if (!strcmp(backend, "shared")) {
+	if (is_auto || !strcmp(backend, "shared")) {
 		err = pmuctx_perf_shared_probe(&pmuctx_hw);
-		if (err == -ENODEV)
-			pr_err("backend=shared: perf has no hardware PMU here\n");
-		return err;
-	}
-	if (!native && !perf) {
-		pr_err("backend=%s: choose auto, native, perf, shared or software\n",
-		       backend);
-		return -EINVAL;
-	}
-	if (native) {
-		err = pmuctx_probe_native(perf);
-		if (err != -EBUSY && err != -ENODEV)
+		if (err != -ENODEV)
 			return err;
-		if (err == -EBUSY && !perf) {
-			pr_err("the kernel's PMU driver holds the PMU: load with backend=auto or backend=perf to count through it, or %s\n",
+		if (!is_auto) {
+			pr_err("backend=shared: perf has no hardware PMU here\n");
+			return err;
+		}
+		/*
+		 * perf has no hardware PMU (its driver kept out, or one it
+		 * does not know): nobody's perf events can lose the PMU to
+		 * pmuctx's own backend, if it knows this one.
+		 */
+		err = pmuctx_probe_native();
+	} else if (!strcmp(backend, "native")) {
+		err = pmuctx_probe_native();
+		if (err == -EBUSY) {
+			pr_err("the kernel's PMU driver holds the PMU: load with backend=auto to share it with perf, or %s\n",
 			       IS_ENABLED(CONFIG_ARM64) ?
 			       "boot with initcall_blacklist=armv8_pmu_driver_init" :
 			       "stop its hardware events (nmi_watchdog=0, no perf)");
 			return err;
 		}
-	}
-	if (perf) {
+	} else if (!strcmp(backend, "perf")) {
 		err = pmuctx_perf_probe(&pmuctx_hw);
-		if (err != -ENODEV)
-			return err;
-		if (!native) {
+		if (err == -ENODEV)
 			pr_err("backend=perf: perf has no hardware PMU here\n");
-			return err;
-		}
+		return err;
+	} else {
+		pr_err("backend=%s: choose auto, native, perf, shared or software\n",
+		       backend);
+		return -EINVAL;
 	}
+	if (err != -EBUSY && err != -ENODEV)
+		return err;
 	pr_info("no hardware PMU pmuctx can count on: software counters only\n");
 	return 0;
 }

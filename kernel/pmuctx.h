@@ -1492,7 +1492,6 @@ int pmuctx_pmuv3_check_raw(const struct pmuctx_hw_desc *desc, u64 config);
 #ifdef CONFIG_X86
 int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc);
 int pmuctx_perfmon_describe(struct pmuctx_hw_desc *desc);
-bool pmuctx_perfmon_reservable(void);
 int pmuctx_perfmon_check_raw(const struct pmuctx_hw_desc *desc, u64 config);
 #endif
 

@@ -1022,24 +1022,6 @@ int pmuctx_perfmon_describe(struct pmuctx_hw_desc *d)
 	return 0;
 }
 
-/*
- * Whether the kernel's counter reservation is free now: perf reserves
- * every counter while it has a hardware event (the NMI watchdog keeps
- * one for good), so the first counter tells.  Its event select, as
- * perfmon_take() finds: with full-width writes perf reserves the counter
- * by its alias (IA32_A_PMC0), which the reservation does not track.
- * Without architectural perfmon there is no such reservation to find.
- */
-bool pmuctx_perfmon_reservable(void)
-{
-	if (!boot_cpu_has(X86_FEATURE_ARCH_PERFMON))
-		return true;
-	if (!reserve_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0))
-		return false;
-	release_evntsel_nmi(MSR_ARCH_PERFMON_EVENTSEL0);
-	return true;
-}
-
 int pmuctx_perfmon_probe(const struct pmuctx_hw_desc **desc)
 {
 	unsigned long slots;

@@ -93,13 +93,23 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "",
 	       info.features & PMUCTX_FEAT_ADDR_RANGE ? " address-range" : "",
 	       info.features & PMUCTX_FEAT_PERF_EVENTS ? " perf-events" : "");
-	if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
+	if (info.features & PMUCTX_FEAT_PERF_SHARED) {
+		printf("perf events:      the kernel's PMU driver owns the PMU and lends pmuctx one\n"
+		       "                  event per CPU for each event in use: perf multiplexes them\n"
+		       "                  with its own users' when the PMU is over-committed (time\n"
+		       "                  running is what perf gave them), contexts swap, and there\n"
+		       "                  are no self-reads.  The PMU to pmuctx alone (no hardware\n"
+		       "                  perf events for anyone meanwhile): %s,\n"
+		       "                  then reload pmuctx with backend=native.\n",
+		       native_how);
+	} else if (info.features & PMUCTX_FEAT_PERF_EVENTS) {
 		printf("perf events:      the kernel's PMU driver owns the PMU, so hardware counters\n"
 		       "                  go through its perf events: perf multiplexes them (time\n"
 		       "                  running is what perf gave them), contexts holding them never\n"
 		       "                  swap, and there are no self-reads.\n"
 		       "                  For pmuctx's own backend: %s,\n"
-		       "                  then reload pmuctx (backend=native to insist).\n",
+		       "                  then reload pmuctx (backend=native to insist), or reload it\n"
+		       "                  with backend=auto to share the PMU with perf.\n",
 		       native_how);
 	} else if ((info.features & PMUCTX_FEAT_MULTIPLEX) && info.mux_interval_ms) {
 		/* a module from before multiplexing leaves the interval 0 */

@@ -6,9 +6,10 @@
  * with EBUSY; the module always loads.  pmuctx takes them at its first
  * hardware counter and gives them back a second after its last one is
  * gone, clones included (Documentation/design.rst), with no reload.
- * That is the native backend (backend=native); loaded with the default
- * (auto) while perf holds the counters, pmuctx counts through perf's
- * events instead (kernel/perf_fallback.c), beside perf's own.
+ * That is the native backend (backend=native), a monopoly root asks for;
+ * loaded with the default (auto) beside perf's driver, pmuctx borrows
+ * perf's per-CPU events instead (kernel/perf_shared.c) and both count,
+ * whoever came first; backend=perf counts through events bound to tasks.
  * Skips where pmuctx is loaded already or perf has no hardware PMU.
  */
 #include <errno.h>
@@ -232,16 +233,33 @@ TEST(perf_and_pmuctx_take_turns)
 		close(perf);
 }
 
+/* The backend a load with @params chose: its name and features. */
+static void load_as(struct __test_metadata *_metadata, const char *params,
+		    char *name, uint64_t *features)
+{
+	char cmd[128];
+	int dev;
+
+	snprintf(cmd, sizeof(cmd), "insmod " KO " %s", params);
+	ASSERT_EQ(0, system(cmd)) TH_LOG("%s must load beside perf", cmd);
+	dev = dev_open();
+	ASSERT_LE(0, dev);
+	backend(dev, name, features);
+	close(dev);
+}
+
 /*
- * The default backend (auto) is chosen at load: perf's, while perf holds
- * the counters (the NMI watchdog does for good on most machines), and
- * both count; pmuctx's own once they are free.  A bad name fails the load.
+ * The default backend (auto) borrows perf's per-CPU events whenever perf
+ * has a hardware PMU, whether perf's events hold the counters at the load
+ * or not (the NMI watchdog does for good on most machines): both count,
+ * neither gets EBUSY.  The other backends are asked for by name.  A bad
+ * name fails the load.
  */
-TEST(auto_counts_through_perf_while_perf_holds_the_pmu)
+TEST(auto_shares_the_pmu_with_perf)
 {
 	char name[PMUCTX_BACKEND_NAME_LEN];
 	uint64_t features, v = 0, pv = 0;
-	int perf, dev, fd;
+	int perf, dev, fd, perf2;
 	const char *why;
 
 	why = cannot_load_here();
@@ -251,31 +269,43 @@ TEST(auto_counts_through_perf_while_perf_holds_the_pmu)
 	EXPECT_NE(0, system("insmod " KO " backend=bogus 2>/dev/null"));
 	perf = perf_instructions();
 	ASSERT_LE(0, perf) TH_LOG("perf: %s", strerror(errno));
-	ASSERT_EQ(0, system("insmod " KO)) TH_LOG("auto must load beside perf");
+	load_as(_metadata, "", name, &features);
+	EXPECT_STREQ("perf-shared:cpu", name);
+	EXPECT_TRUE(features & PMUCTX_FEAT_PERF_SHARED);
 	dev = dev_open();
 	ASSERT_LE(0, dev);
-	backend(dev, name, &features);
-	EXPECT_STREQ("perf:cpu", name);
-	EXPECT_TRUE(features & PMUCTX_FEAT_PERF_EVENTS);
 	fd = pmuctx_instructions(dev);
-	ASSERT_LE(0, fd) TH_LOG("a hardware counter through perf: %s", strerror(-fd));
+	ASSERT_LE(0, fd) TH_LOG("a hardware counter on perf's events: %s", strerror(-fd));
+	/* perf's new events too, while pmuctx counts. */
+	perf2 = perf_instructions();
+	EXPECT_LE(0, perf2) TH_LOG("perf beside pmuctx's counter: %s", strerror(errno));
 	EXPECT_EQ((ssize_t)sizeof(v), read(fd, &v, sizeof(v)));
 	EXPECT_LT(0, v);
 	EXPECT_EQ((ssize_t)sizeof(pv), read(perf, &pv, sizeof(pv)));
 	EXPECT_LT(0, pv);
+	if (perf2 >= 0) {
+		pv = 0;
+		EXPECT_EQ((ssize_t)sizeof(pv), read(perf2, &pv, sizeof(pv)));
+		EXPECT_LT(0, pv);
+		close(perf2);
+	}
 	close(fd);
 	close(perf);
 	close(dev);
 	ASSERT_EQ(0, rmmod());
 
-	/* Nobody holds the counters now: auto takes pmuctx's own. */
-	ASSERT_EQ(0, system("insmod " KO));
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	backend(dev, name, &features);
+	/* Nobody holds the counters now: auto still borrows them. */
+	load_as(_metadata, "", name, &features);
+	EXPECT_STREQ("perf-shared:cpu", name);
+	ASSERT_EQ(0, rmmod());
+	load_as(_metadata, "backend=native", name, &features);
 	EXPECT_STREQ("intel-perfmon", name);
 	EXPECT_FALSE(features & PMUCTX_FEAT_PERF_EVENTS);
-	close(dev);
+	ASSERT_EQ(0, rmmod());
+	load_as(_metadata, "backend=perf", name, &features);
+	EXPECT_STREQ("perf:cpu", name);
+	EXPECT_TRUE(features & PMUCTX_FEAT_PERF_EVENTS);
+	EXPECT_FALSE(features & PMUCTX_FEAT_PERF_SHARED);
 	ASSERT_EQ(0, rmmod());
 }
 
