@@ -48,6 +48,12 @@ static int __init pmuctx_probe_hw(void)
 		pr_info("backend=software: software counters only\n");
 		return 0;
 	}
+	if (!strcmp(backend, "perf")) {
+		err = pmuctx_perf_probe(&pmuctx_hw);
+		if (err == -ENODEV)
+			pr_err("backend=perf: perf has no hardware PMU here\n");
+		return err;
+	}
 	if (is_auto || !strcmp(backend, "shared")) {
 		err = pmuctx_perf_shared_probe(&pmuctx_hw);
 		if (err != -ENODEV)
@@ -71,11 +77,6 @@ static int __init pmuctx_probe_hw(void)
 			       "stop its hardware events (nmi_watchdog=0, no perf)");
 			return err;
 		}
-	} else if (!strcmp(backend, "perf")) {
-		err = pmuctx_perf_probe(&pmuctx_hw);
-		if (err == -ENODEV)
-			pr_err("backend=perf: perf has no hardware PMU here\n");
-		return err;
 	} else {
 		pr_err("backend=%s: choose auto, native, perf, shared or software\n",
 		       backend);
