@@ -42,16 +42,28 @@
 #include "compat/perf_ctx_time.h"
 
 /*
+ * One user's hold on a configuration (perf_shared_lock): the originals
+ * of @uid that use it.  A user holds a configuration while one of their
+ * originals uses it, whoever made it.
+ */
+struct perf_shared_holder {
+	struct list_head entry;
+	kuid_t uid;
+	unsigned int users;
+};
+
+/*
  * One borrowed configuration.  @attr and @events are set before it is
  * listed and never change; @events[cpu] is NULL where perf gave no event
- * (a CPU offline at the first open).  @users (perf_shared_lock): the
- * originals whose event_init took it; at 0 it leaves the list and its
- * @release_work lets the events go (releasing sleeps, and the last put
- * may come in any context).
+ * (a CPU offline at the first open).  @users and @holders
+ * (perf_shared_lock): the originals whose event_init took it, and per
+ * user; at 0 it leaves the list and its @release_work lets the events go
+ * (releasing sleeps, and the last put may come in any context).
  */
 struct perf_shared_cfg {
 	struct list_head entry;
 	unsigned int users;
+	struct list_head holders;
 	struct work_struct release_work;
 	struct perf_event_attr attr;
 	struct perf_event *events[];
@@ -71,15 +83,37 @@ static LIST_HEAD(perf_shared_list);
 static unsigned int perf_shared_nr;
 
 /*
- * The most configurations borrowed at once, system-wide: each holds one
- * perf event (and a counter of every CPU's PMU whenever perf schedules
- * it) per CPU, for every user (Documentation/security.rst).  Past it an
- * open of a new configuration is ENOSPC.
+ * The most configurations borrowed at once, system-wide, and by one user
+ * without CAP_PERFMON (Documentation/security.rst, "The shared backend").
+ * A borrowed event is a flexible CPU-wide event of perf's, which perf
+ * puts on the PMU before any task's flexible events, whether a context
+ * of pmuctx's is loaded on that CPU or not: had pmuctx as many as the
+ * PMU has counters, perf's users' task events would never count.  So by
+ * default (0) pmuctx leaves two of the general counters to perf's users
+ * on every CPU (perf_shared_auto_bound, from the PMU's size), and one
+ * user may hold half of what pmuctx may borrow.  Past either bound an
+ * open of a configuration new to the system, or to that user, is ENOSPC.
  */
-static unsigned int max_borrowed = 8;
+static unsigned int max_borrowed;
 module_param(max_borrowed, uint, 0644);
 MODULE_PARM_DESC(max_borrowed,
-		 "backend=shared: most distinct hardware configurations borrowed from perf at once (default 8)");
+		 "backend=shared: most distinct hardware configurations borrowed from perf at once (default 0: the PMU's general counters less two)");
+static unsigned int max_borrowed_per_user;
+module_param(max_borrowed_per_user, uint, 0644);
+MODULE_PARM_DESC(max_borrowed_per_user,
+		 "backend=shared: most configurations one user without CAP_PERFMON holds (default 0: half of max_borrowed, rounded up)");
+static unsigned int perf_shared_auto_bound = 1;
+
+static unsigned int perf_shared_bound(void)
+{
+	return READ_ONCE(max_borrowed) ?: perf_shared_auto_bound;
+}
+
+static unsigned int perf_shared_user_bound(void)
+{
+	return READ_ONCE(max_borrowed_per_user) ?:
+	       DIV_ROUND_UP(perf_shared_bound(), 2);
+}
 
 static char perf_shared_name[PMUCTX_BACKEND_NAME_LEN] = "perf-shared";
 static struct pmuctx_hw_desc perf_shared_desc;
@@ -250,6 +284,7 @@ static struct perf_shared_cfg *perf_shared_make(const struct perf_event_attr *pa
 	if (!cfg)
 		return ERR_PTR(-ENOMEM);
 	INIT_WORK(&cfg->release_work, perf_shared_release_work);
+	INIT_LIST_HEAD(&cfg->holders);
 	cfg->attr = *pattr;
 	cfg->users = 1;
 	for_each_online_cpu(cpu) {
@@ -314,11 +349,56 @@ static struct perf_shared_cfg *perf_shared_find(const struct perf_event_attr *pa
 	return NULL;
 }
 
+/* @uid's hold on @cfg, or NULL.  perf_shared_lock held. */
+static struct perf_shared_holder *perf_shared_holder(struct perf_shared_cfg *cfg,
+						     kuid_t uid)
+{
+	struct perf_shared_holder *h;
+
+	list_for_each_entry(h, &cfg->holders, entry)
+		if (uid_eq(h->uid, uid))
+			return h;
+	return NULL;
+}
+
+/* How many configurations @uid holds.  perf_shared_lock held. */
+static unsigned int perf_shared_held_by(kuid_t uid)
+{
+	struct perf_shared_cfg *cfg;
+	unsigned int n = 0;
+
+	list_for_each_entry(cfg, &perf_shared_list, entry)
+		n += !!perf_shared_holder(cfg, uid);
+	return n;
+}
+
+/*
+ * @c's original takes its place in @cfg (listed, or about to be) as
+ * @uid's: into @uid's hold, or @spare as a new one (then NULL).
+ * perf_shared_lock held.
+ */
+static void perf_shared_hold(struct perf_shared_cfg *cfg, kuid_t uid,
+			     struct perf_shared_holder **spare)
+{
+	struct perf_shared_holder *h = perf_shared_holder(cfg, uid);
+
+	if (!h) {
+		h = *spare;
+		*spare = NULL;
+		h->uid = uid;
+		list_add(&h->entry, &cfg->holders);
+	}
+	h->users++;
+}
+
 /* At open (process context): the counter's configuration, borrowed. */
 static int perf_shared_event_init(struct pmuctx_counter *c)
 {
+	struct perf_shared_holder *spare;
 	struct perf_shared_cfg *cfg;
 	struct perf_event_attr pattr;
+	kuid_t uid = current_uid();
+	bool capped = !perfmon_capable();
 	int err = 0;
 
 	if (c->attr.sample_period)
@@ -336,13 +416,21 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 			return err;
 	}
 	pmuctx_perf_attr(c, &pattr);
+	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
+	if (!spare)
+		return -ENOMEM;
 	mutex_lock(&perf_shared_mutex);
 	spin_lock_irq(&perf_shared_lock);
 	cfg = perf_shared_find(&pattr);
-	if (cfg)
-		cfg->users++;
-	else if (perf_shared_nr >= READ_ONCE(max_borrowed))
+	if (capped && !(cfg && perf_shared_holder(cfg, uid)) &&
+	    perf_shared_held_by(uid) >= perf_shared_user_bound())
 		err = -ENOSPC;
+	else if (!cfg && perf_shared_nr >= perf_shared_bound())
+		err = -ENOSPC;
+	else if (cfg) {
+		cfg->users++;
+		perf_shared_hold(cfg, uid, &spare);
+	}
 	spin_unlock_irq(&perf_shared_lock);
 	if (!cfg && !err) {
 		cfg = perf_shared_make_as_kernel(&pattr);
@@ -350,14 +438,18 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 			err = PTR_ERR(cfg);
 		} else {
 			spin_lock_irq(&perf_shared_lock);
+			perf_shared_hold(cfg, uid, &spare);
 			list_add(&cfg->entry, &perf_shared_list);
 			perf_shared_nr++;
 			spin_unlock_irq(&perf_shared_lock);
 		}
 	}
 	mutex_unlock(&perf_shared_mutex);
-	if (!err)
+	kfree(spare);
+	if (!err) {
 		c->hw_config = (unsigned long)cfg;
+		c->hw_borrower = uid;
+	}
 	return err;
 }
 
@@ -365,10 +457,16 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 static void perf_shared_event_destroy(struct pmuctx_counter *c)
 {
 	struct perf_shared_cfg *cfg = perf_shared_cfg(c);
+	struct perf_shared_holder *h;
 	unsigned long flags;
 	bool last;
 
 	spin_lock_irqsave(&perf_shared_lock, flags);
+	h = perf_shared_holder(cfg, c->hw_borrower);
+	if (!WARN_ON_ONCE(!h) && !--h->users) {
+		list_del(&h->entry);
+		kfree(h);
+	}
 	last = !--cfg->users;
 	if (last) {
 		list_del(&cfg->entry);
@@ -414,10 +512,18 @@ int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
 	snprintf(perf_shared_name, sizeof(perf_shared_name), "perf-shared:%s",
 		 pmu);
 	perf_shared_described = !pmuctx_perf_describe(&perf_shared_desc);
+	/*
+	 * Two general counters left to perf's users; a PMU the ID registers
+	 * do not describe (one no native backend knows) has four at least.
+	 */
+	if (!perf_shared_described)
+		perf_shared_auto_bound = 2;
+	else if (perf_shared_desc.nr_general > 3)
+		perf_shared_auto_bound = perf_shared_desc.nr_general - 2;
 	static_branch_enable(&pmuctx_hw_lent);
-	pr_info("hardware counters on perf's per-CPU events on %s, %u general + %u fixed counters, at most %u configurations: swaps, no samples, no self-reads\n",
+	pr_info("hardware counters on perf's per-CPU events on %s, %u general + %u fixed counters, at most %u configurations, %u a user: swaps, no samples, no self-reads\n",
 		pmu, perf_shared_desc.nr_general, perf_shared_desc.nr_fixed,
-		max_borrowed);
+		perf_shared_bound(), perf_shared_user_bound());
 	*desc = &perf_shared_desc;
 	return 0;
 }

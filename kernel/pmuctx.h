@@ -727,6 +727,11 @@ struct pmuctx_counter {
 	 * removal can stop it there unless another counter took it since.
 	 */
 	int hw_idx;
+	/*
+	 * The shared backend: whose share of the borrowed configurations
+	 * an original holds (perf_shared.c), set at open, never changed.
+	 */
+	kuid_t hw_borrower;
 	union {
 		u64 hw_config;	/* backend's encoding: event and filters */
 		/*

@@ -325,7 +325,7 @@ TEST(borrowed_configurations_are_bounded)
 	EXPECT_LE(0, fd[2]) TH_LOG("after a close: %s", strerror(errno));
 	close(fd[2]);
 	close(fd[0]);
-	EXPECT_EQ(0, write_param(MAX_BORROWED, "8"));
+	EXPECT_EQ(0, write_param(MAX_BORROWED, "0"));
 }
 
 /*
