@@ -72,7 +72,7 @@ static inline bool perf_backed(void)
 
 /*
  * The shared backend (backend=shared): perf's per-CPU events under the
- * contexts.  perf_backed() too, but contexts swap, and no samples.
+ * contexts.  perf_backed() too, but contexts swap.
  */
 static inline bool perf_shared(void)
 {
