@@ -454,11 +454,13 @@ int pmuctx_perf_pmu_name(char *name, size_t len)
 bool pmuctx_perf_can_sample(void)
 {
 	struct perf_event *ev;
+	struct irq_work *work;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		*per_cpu_ptr(&pmuctx_perf_wake, cpu) =
-			IRQ_WORK_INIT_HARD(pmuctx_perf_wake_work);
+	for_each_possible_cpu(cpu) {
+		work = per_cpu_ptr(&pmuctx_perf_wake, cpu);
+		*work = IRQ_WORK_INIT_HARD(pmuctx_perf_wake_work);
+	}
 	ev = perf_fb_probe_event(1ULL << 40, pmuctx_perf_overflow);
 	if (IS_ERR(ev))
 		return false;

@@ -594,6 +594,49 @@ TEST(sampling_counts_exact_periods)
 	}
 }
 
+/*
+ * The wakes themselves: a cycles counter (the cycle counter interrupts on
+ * time in QEMU's arm64 PMU, its event counters do not), of a period far
+ * shorter than the wake, over a loop of many wakes.  Each wake folds the
+ * context loaded on its CPU, this task's: a sample a wake at least (less
+ * two, for the first and last partial wakes), and every sample but those
+ * of folds at other times (a reload after something else ran, the
+ * disable's) has the loop's IP.  Without the demux, the samples would
+ * come only at those other folds.
+ */
+TEST(every_wake_samples_the_loaded_context)
+{
+	struct pmuctx_ctx_stats st[2];
+	struct drained d;
+	uint64_t v, loads;
+	int fd;
+
+	if (!perf_shared() || !exact())
+		SKIP(return, "needs backend=shared under -icount on one CPU");
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_DISABLED, 4099, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ctx_stats(fd, &st[0]));
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	run_loop(10000000);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	ASSERT_EQ(0, ctx_stats(fd, &st[1]));
+	loads = st[1].loads - st[0].loads;
+	v = pmuctx_read1(fd);
+	drain(fd, &d);
+	TH_LOG("%llu cycles, %llu samples (%llu outside the loop), %llu overflows, %llu reloads",
+	       (unsigned long long)v, (unsigned long long)d.samples,
+	       (unsigned long long)d.outside, (unsigned long long)d.overflows,
+	       (unsigned long long)loads);
+	EXPECT_LE(1000000, v);
+	EXPECT_EQ(v / 4099, d.overflows);
+	EXPECT_EQ(d.overflows * 4099, d.periods);
+	EXPECT_LE(v / WAKE, d.samples + 2);
+	EXPECT_GE(v / WAKE + loads + 2, d.samples);
+	EXPECT_GE(loads + 1, d.outside);
+	close(fd);
+}
+
 static int read_param(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
