@@ -34,9 +34,9 @@
  * NMI on x86, the PMU interrupt on arm64) queues this CPU's irq_work,
  * which folds whatever context is loaded here under its lock: the
  * demux is the context loaded on the CPU, and after a swap within a
- * family that is the swapped-in holder's.  At most one sample a wake a
- * counter, carrying every period it ended, with the holder's user
- * registers.
+ * family that is the swapped-in holder's.  At most one sample a fold (a
+ * wake's, an unload's, a read's) a counter, carrying every period it
+ * ended, with the user registers of the holder running at the fold.
  *
  * No self-reads (ENODEV at mmap, as the task-bound backend: perf may move
  * an event between counters).
