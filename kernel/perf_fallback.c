@@ -59,17 +59,6 @@ struct pmuctx_perf_binding {
 	u64 missed_prev;
 };
 
-/*
- * The shortest period perf's events interrupt at for a sampling counter.
- * perf throttles an event past perf_event_max_sample_rate (100,000/s, a
- * jiffy's share of it per tick, lowered when its interrupts take long)
- * by stopping it, counts included.  2^20 events are ~1,000 interrupts a
- * second at 1 GHz: 4 a 4 ms tick, under every rate perf lowers to in
- * practice.  Shorter periods are counted exactly all the same; their
- * samples come at most once a wake, each with every period it ended.
- */
-#define PERF_FB_MIN_WAKE	BIT_ULL(20)
-
 static char perf_fb_name[PMUCTX_BACKEND_NAME_LEN] = "perf";
 /* The binding of a clone that got no event: it counts nothing. */
 static struct pmuctx_perf_binding perf_fb_no_event;
@@ -105,9 +94,11 @@ static u64 perf_fb_missed(struct perf_event *ev)
  * @delta events of a sampling instance while it counted: the periods
  * that ended in them, as the native backends count them.  The sample is
  * the task's user registers (overflow.c): a fold runs in the task, or in
- * the irq_work right after the overflow's interrupt.
+ * the irq_work right after the overflow's interrupt.  The shared
+ * backend's too: its contexts' holder is the task running where they are
+ * loaded, the swapped-in one after a swap.
  */
-static noinline void perf_fb_periods(struct pmuctx_counter *c, u64 delta)
+noinline void pmuctx_perf_periods(struct pmuctx_counter *c, u64 delta)
 {
 	pmuctx_counter_overflowed(c, NULL, pmuctx_periods_ended(c, delta));
 }
@@ -131,7 +122,7 @@ static void perf_fb_fold_one(struct pmuctx_counter *c)
 	missed = perf_fb_missed(ev);
 	/* Folds come before every change of counting: one state a delta. */
 	if (unlikely(c->attr.sample_period) && pmuctx_counter_counting(c))
-		perf_fb_periods(c, count - c->hw_prev);
+		pmuctx_perf_periods(c, count - c->hw_prev);
 	c->hw_count += count - c->hw_prev;
 	c->hw_prev = count;
 	/* A waiting event's estimate never runs ahead of its next total. */
@@ -225,41 +216,61 @@ void pmuctx_perf_attr(const struct pmuctx_counter *c,
 	pattr->pinned = !!(c->attr.flags & PMUCTX_ATTR_PINNED);
 	/*
 	 * perf's interrupt only wakes a fold, which counts the periods:
-	 * never more often than every PERF_FB_MIN_WAKE events, as perf
+	 * never more often than every PMUCTX_PERF_MIN_WAKE events, as perf
 	 * stops an event it throttles, and its count with it.  A rate
 	 * (PMUCTX_ATTR_FREQ, at most max_sample_freq) is below it: its
 	 * periods are the folds' to choose.
 	 */
 	if (c->attr.sample_period)
 		pattr->sample_period = max_t(u64, c->attr.sample_period,
-					     PERF_FB_MIN_WAKE);
+					     PMUCTX_PERF_MIN_WAKE);
 }
 
 /*
- * Per CPU: the fold an overflow asks for.  Queued from perf's overflow
- * handler, which may be an NMI and so takes no lock; run in hard IRQ
- * context on the same CPU, where the context loaded here (the task's:
- * these contexts never swap) is folded under its lock, as the native x86
- * backend's irq_work does.
+ * Per CPU: the fold an overflow asks for, for both perf backends.  Queued
+ * from perf's overflow handler, which may be an NMI and so takes no lock
+ * and touches nothing but this CPU's work (initialised at probe, before
+ * any event that may call it exists); run in hard IRQ context on the same
+ * CPU, where the context loaded here is folded under its lock, as the
+ * native x86 backend's irq_work does.  That context is the one loaded
+ * when the work runs, not when the overflow came: a fold is correct for
+ * whichever it is (each counter folds from its own snapshot), and one
+ * unloaded meanwhile was folded by its unload.  The task-bound backend's
+ * is its task's (those contexts never swap); the shared backend's, after
+ * a swap, the swapped-in holder's.  A CPU with nothing loaded does
+ * nothing.
  */
-static DEFINE_PER_CPU(struct irq_work, perf_fb_work);
+static DEFINE_PER_CPU(struct irq_work, pmuctx_perf_wake);
 
-static void perf_fb_overflow(struct perf_event *ev, struct perf_sample_data *data,
-			     struct pt_regs *regs)
+void pmuctx_perf_overflow(struct perf_event *ev, struct perf_sample_data *data,
+			  struct pt_regs *regs)
 {
-	irq_work_queue(this_cpu_ptr(&perf_fb_work));
+	irq_work_queue(this_cpu_ptr(&pmuctx_perf_wake));
 }
 
-static void perf_fb_overflow_work(struct irq_work *work)
+static void pmuctx_perf_wake_work(struct irq_work *work)
 {
 	struct pmuctx_context *ctx = __this_cpu_read(pmuctx_loaded_ctx);
 
 	if (!ctx)
 		return;
 	pmuctx_ctx_lock(ctx);
-	if (ctx->loaded_cpu == smp_processor_id())
-		perf_fb_fold(ctx);
+	if (ctx->loaded_cpu == smp_processor_id() && ctx->nr_hw)
+		pmuctx_hw->fold(ctx);
 	pmuctx_ctx_unlock(ctx);
+}
+
+/*
+ * At unload every event is gone (the release works ran when the module's
+ * work queue was destroyed), so no overflow handler runs again; the
+ * last works it queued are waited for.
+ */
+void pmuctx_perf_wake_sync(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(per_cpu_ptr(&pmuctx_perf_wake, cpu));
 }
 
 static void perf_fb_release_work(struct work_struct *work)
@@ -289,7 +300,7 @@ static struct pmuctx_perf_binding *perf_fb_binding(const struct pmuctx_counter *
 	INIT_WORK(&b->release_work, perf_fb_release_work);
 	pmuctx_perf_attr(c, &pattr);
 	ev = perf_event_create_kernel_counter(&pattr, -1, task,
-					      pattr.sample_period ? perf_fb_overflow : NULL,
+					      pattr.sample_period ? pmuctx_perf_overflow : NULL,
 					      NULL);
 	if (IS_ERR(ev)) {
 		kfree(b);
@@ -367,24 +378,11 @@ void pmuctx_hw_bind_clones(struct pmuctx_context *ctx)
 				       perf_fb_bind_clone);
 }
 
-/*
- * At unload every event is gone (the release works ran when the module's
- * work queue was destroyed), so no overflow handler runs again; the
- * last works it queued are waited for.
- */
-static void perf_fb_remove(void)
-{
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		irq_work_sync(per_cpu_ptr(&perf_fb_work, cpu));
-}
-
 static struct pmuctx_hw_desc perf_fb_desc = {
 	.name = perf_fb_name,
 	.features = PMUCTX_FEAT_HARDWARE | PMUCTX_FEAT_MULTIPLEX |
 		    PMUCTX_FEAT_PERF_EVENTS,
-	.remove = perf_fb_remove,
+	.remove = pmuctx_perf_wake_sync,
 	.event_init = perf_fb_event_init,
 	.slot_pick = pmuctx_perf_slot_pick,
 	.load = perf_fb_load,
@@ -449,6 +447,28 @@ int pmuctx_perf_pmu_name(char *name, size_t len)
 }
 
 /*
+ * Whether perf's events may sample (both perf backends): perf refuses a
+ * period where the PMU has no interrupt.  Readies the overflow's work
+ * first: the handler may run as soon as an event with a period exists.
+ */
+bool pmuctx_perf_can_sample(void)
+{
+	struct perf_event *ev;
+	struct irq_work *work;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		work = per_cpu_ptr(&pmuctx_perf_wake, cpu);
+		*work = IRQ_WORK_INIT_HARD(pmuctx_perf_wake_work);
+	}
+	ev = perf_fb_probe_event(1ULL << 40, pmuctx_perf_overflow);
+	if (IS_ERR(ev))
+		return false;
+	perf_event_release_kernel(ev);
+	return true;
+}
+
+/*
  * -ENODEV when perf has no hardware PMU (pmuctx_perf_pmu_name()); whether
  * its events may sample is asked with a period.
  */
@@ -456,24 +476,14 @@ int pmuctx_perf_probe(const struct pmuctx_hw_desc **desc)
 {
 	/* What fits after the prefix in the backend's name. */
 	char pmu[PMUCTX_BACKEND_NAME_LEN - sizeof("perf:") + 1];
-	struct irq_work *work;
-	struct perf_event *ev;
-	int err, cpu;
+	int err;
 
 	err = pmuctx_perf_pmu_name(pmu, sizeof(pmu));
 	if (err)
 		return err;
 	snprintf(perf_fb_name, sizeof(perf_fb_name), "perf:%s", pmu);
-	for_each_possible_cpu(cpu) {
-		work = per_cpu_ptr(&perf_fb_work, cpu);
-		*work = IRQ_WORK_INIT_HARD(perf_fb_overflow_work);
-	}
-	/* Samples need the PMU's interrupt: perf refuses a period without. */
-	ev = perf_fb_probe_event(1ULL << 40, perf_fb_overflow);
-	if (!IS_ERR(ev)) {
+	if (pmuctx_perf_can_sample())
 		perf_fb_desc.features |= PMUCTX_FEAT_OVERFLOW;
-		perf_event_release_kernel(ev);
-	}
 
 	perf_fb_described = !pmuctx_perf_describe(&perf_fb_desc);
 	static_branch_enable(&pmuctx_hw_task_bound);

@@ -22,9 +22,24 @@
  * contexts (the swap) reads and writes nothing: the context stays loaded
  * on this CPU, its snapshots stay valid, and it counts its new holder.
  *
- * Counting only: a sampling counter is EOPNOTSUPP (the overflow demux in
- * perf's handler is not written yet), and no self-reads (ENODEV at mmap,
- * as the task-bound backend: perf may move an event between counters).
+ * Samples, as the task-bound backend takes them (perf_fallback.c): the
+ * periods are counted by the folds, from the counts, only while the
+ * counter counts; perf's overflow only wakes a fold.  A sampling counter
+ * borrows its event's *sampling* configuration: the same event with a
+ * period of PMUCTX_PERF_MIN_WAKE and pmuctx_perf_overflow() as its
+ * handler, whatever the counter's own period (or frequency), so that
+ * every sampling counter of one event shares one configuration (one
+ * interrupt source per CPU, one of max_borrowed).  Non-sampling counters
+ * keep the plain configuration, which never interrupts.  The handler (an
+ * NMI on x86, the PMU interrupt on arm64) queues this CPU's irq_work,
+ * which folds whatever context is loaded here under its lock: the
+ * demux is the context loaded on the CPU, and after a swap within a
+ * family that is the swapped-in holder's.  At most one sample a fold (a
+ * wake's, an unload's, a read's) a counter, carrying every period it
+ * ended, with the user registers of the holder running at the fold.
+ *
+ * No self-reads (ENODEV at mmap, as the task-bound backend: perf may move
+ * an event between counters).
  *
  * CPU hotplug: events are made on the CPUs online at the first open and
  * never later.  A CPU with no event (offline then), or whose event perf
@@ -59,6 +74,19 @@ struct perf_shared_holder {
  * (perf_shared_lock): the originals whose event_init took it, and per
  * user; at 0 it leaves the list and its @release_work lets the events go
  * (releasing sleeps, and the last put may come in any context).
+ *
+ * A sampling configuration's events call pmuctx_perf_overflow() from the
+ * moment each is made, one CPU after another, until each is released:
+ * while the configuration is half built (not listed yet, no counter has
+ * it) and while its release work tears it down (no counter has it any
+ * more).  So nothing reachable from the NMI or PMU interrupt may look at
+ * a configuration: the handler touches only its CPU's irq_work, and the
+ * work reaches configurations only through the counters in the slots of
+ * the context loaded on its CPU, whose configurations are whole (a
+ * counter gets one only once all its events exist) and alive (released
+ * only after the original's last put, when no context holds a counter of
+ * it).  A CPU whose event exists before the configuration is complete
+ * wakes folds of contexts that do not use it; harmless.
  */
 struct perf_shared_cfg {
 	struct list_head entry;
@@ -175,12 +203,18 @@ static void perf_shared_snap(struct pmuctx_counter *c)
 	c->hw_missed_prev = perf_shared_read(perf_shared_cfg(c), &c->hw_prev);
 }
 
-/* What @c's event counted since its snapshot, and the time it missed. */
+/*
+ * What @c's event counted since its snapshot, and the time it missed;
+ * and, for a sampling counter, the periods that ended meanwhile: folds
+ * come before every change of counting, so one delta is of one state.
+ */
 static void perf_shared_fold_one(struct pmuctx_counter *c)
 {
 	u64 count, missed;
 
 	missed = perf_shared_read(perf_shared_cfg(c), &count);
+	if (unlikely(c->attr.sample_period) && pmuctx_counter_counting(c))
+		pmuctx_perf_periods(c, count - c->hw_prev);
 	c->hw_count += count - c->hw_prev;
 	c->hw_prev = count;
 	/* A reading never runs backwards; clocks of two reads may. */
@@ -289,7 +323,9 @@ static struct perf_shared_cfg *perf_shared_make(const struct perf_event_attr *pa
 	cfg->users = 1;
 	for_each_online_cpu(cpu) {
 		ev = perf_event_create_kernel_counter(&cfg->attr, cpu, NULL,
-						      NULL, NULL);
+						      pattr->sample_period ?
+						      pmuctx_perf_overflow : NULL,
+						      NULL);
 		if (IS_ERR(ev)) {
 			if (PTR_ERR(ev) == -ENODEV)
 				continue;
@@ -401,7 +437,8 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 	bool capped = !perfmon_capable();
 	int err = 0;
 
-	if (c->attr.sample_period)
+	if (c->attr.sample_period &&
+	    !(perf_shared_desc.features & PMUCTX_FEAT_OVERFLOW))
 		return -EOPNOTSUPP;
 	/*
 	 * A pinned per-CPU event goes on the PMU before every flexible one,
@@ -416,6 +453,9 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 			return err;
 	}
 	pmuctx_perf_attr(c, &pattr);
+	/* One configuration for every period and frequency of the event. */
+	if (pattr.sample_period)
+		pattr.sample_period = PMUCTX_PERF_MIN_WAKE;
 	spare = kzalloc(sizeof(*spare), GFP_KERNEL);
 	if (!spare)
 		return -ENOMEM;
@@ -477,10 +517,15 @@ static void perf_shared_event_destroy(struct pmuctx_counter *c)
 		queue_work(pmuctx_wq, &cfg->release_work);
 }
 
-/* At unload every counter is gone, and the release works ran with pmuctx_wq. */
+/*
+ * At unload every counter is gone, and the release works ran with
+ * pmuctx_wq: no handler runs again; the last folds it queued are waited
+ * for.
+ */
 static void perf_shared_remove(void)
 {
 	WARN_ON_ONCE(!list_empty(&perf_shared_list));
+	pmuctx_perf_wake_sync();
 }
 
 static struct pmuctx_hw_desc perf_shared_desc = {
@@ -511,6 +556,8 @@ int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
 		return err;
 	snprintf(perf_shared_name, sizeof(perf_shared_name), "perf-shared:%s",
 		 pmu);
+	if (pmuctx_perf_can_sample())
+		perf_shared_desc.features |= PMUCTX_FEAT_OVERFLOW;
 	perf_shared_described = !pmuctx_perf_describe(&perf_shared_desc);
 	/*
 	 * Two general counters left to perf's users; a PMU the ID registers
@@ -521,9 +568,10 @@ int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
 	else if (perf_shared_desc.nr_general > 3)
 		perf_shared_auto_bound = perf_shared_desc.nr_general - 2;
 	static_branch_enable(&pmuctx_hw_lent);
-	pr_info("hardware counters on perf's per-CPU events on %s, %u general + %u fixed counters, at most %u configurations, %u a user: swaps, no samples, no self-reads\n",
+	pr_info("hardware counters on perf's per-CPU events on %s, %u general + %u fixed counters, at most %u configurations, %u a user: swaps, no self-reads%s\n",
 		pmu, perf_shared_desc.nr_general, perf_shared_desc.nr_fixed,
-		perf_shared_bound(), perf_shared_user_bound());
+		perf_shared_bound(), perf_shared_user_bound(),
+		perf_shared_desc.features & PMUCTX_FEAT_OVERFLOW ? "" : ", no samples");
 	*desc = &perf_shared_desc;
 	return 0;
 }

@@ -1512,6 +1512,27 @@ int pmuctx_perf_pmu_name(char *name, size_t len);
 int pmuctx_perf_slot_pick(unsigned long used, const struct pmuctx_counter *c);
 void pmuctx_perf_nothing(void);
 
+/*
+ * The period perf's events of a sampling counter interrupt at, on both
+ * perf backends: the interrupt only wakes a fold, which counts the
+ * periods from the counts.  perf throttles an event past
+ * perf_event_max_sample_rate (100,000/s, a jiffy's share of it per tick,
+ * lowered when its interrupts take long) by stopping it, counts included.
+ * 2^20 events are ~1,000 interrupts a second at 1 GHz: 4 a 4 ms tick,
+ * under every rate perf lowers to in practice.  Shorter periods are
+ * counted exactly all the same; their samples come at most once a wake,
+ * each with every period it ended.  The task-bound backend's events
+ * interrupt at the counter's period when it is longer; the shared
+ * backend's always at this one (one configuration for every period).
+ */
+#define PMUCTX_PERF_MIN_WAKE	BIT_ULL(20)
+struct perf_sample_data;
+bool pmuctx_perf_can_sample(void);
+void pmuctx_perf_overflow(struct perf_event *ev, struct perf_sample_data *data,
+			  struct pt_regs *regs);
+void pmuctx_perf_wake_sync(void);
+void pmuctx_perf_periods(struct pmuctx_counter *c, u64 delta);
+
 /* perf_shared.c: contexts on perf's per-CPU events (backend=shared). */
 int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc);
 

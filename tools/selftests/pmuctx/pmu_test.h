@@ -62,8 +62,8 @@ static inline bool have_pmu(void)
 
 /*
  * Hardware counters through the kernel's perf events (the fallback when
- * the kernel's driver owns the PMU): no overflow samples, no self-reads,
- * no swaps of contexts that hold them.
+ * the kernel's driver owns the PMU, or the shared backend): no
+ * self-reads; overflow samples where the PMU interrupts (have_overflow()).
  */
 static inline bool perf_backed(void)
 {
@@ -72,7 +72,7 @@ static inline bool perf_backed(void)
 
 /*
  * The shared backend (backend=shared): perf's per-CPU events under the
- * contexts.  perf_backed() too, but contexts swap, and no samples.
+ * contexts.  perf_backed() too, but contexts swap.
  */
 static inline bool perf_shared(void)
 {

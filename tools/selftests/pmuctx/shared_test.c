@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <poll.h>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -498,6 +500,386 @@ TEST(cpu_hotplug_counts_nothing_and_says_so)
 	EXPECT_LE(1000000, b2.value - b1.value);
 	close(a);
 	close(b);
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+/* The wake period of a sampling configuration (kernel/perf_fallback.c). */
+#define WAKE		(1ULL << 20)
+/* run_loop()'s instructions: a few, from its address on. */
+#define LOOP_BYTES	64
+
+struct drained {
+	uint64_t samples, periods, overflows, lost, outside, last_ip;
+};
+
+/* Every sample of @fd's family: their count, weight, and IPs outside the loop. */
+static void drain(int fd, struct drained *d)
+{
+	struct pmuctx_sample buf[256];
+	struct pmuctx_samples_read sr;
+	uintptr_t loop = (uintptr_t)run_loop;
+	uint32_t i;
+
+	memset(d, 0, sizeof(*d));
+	do {
+		if (pmuctx_take_samples(fd, buf, sizeof(buf[0]), 256, &sr))
+			break;
+		d->overflows = sr.overflows;
+		d->lost += sr.lost;
+		d->samples += sr.nr;
+		for (i = 0; i < sr.nr; i++) {
+			d->periods += buf[i].period;
+			if (buf[i].ip < loop || buf[i].ip >= loop + LOOP_BYTES)
+				d->outside++;
+			d->last_ip = buf[i].ip;
+		}
+	} while (sr.nr);
+}
+
+static int open_sampler(uint64_t period, uint64_t flags)
+{
+	return pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | flags,
+			       period, 0);
+}
+
+/*
+ * A user-only sampling counter over a known loop: the periods the samples
+ * stand for are floor(count / period) periods exactly, for a period
+ * shorter than the wake (many periods a sample) and one longer (a sample
+ * a period); the overflow count says the same; at most one sample a fold
+ * (a wake's, an unload's when something else ran a moment, the
+ * disable's); every sample but the disable's in the loop: the interrupt
+ * came while it ran, and the registers are the task's.
+ */
+TEST(sampling_counts_exact_periods)
+{
+	static const uint64_t periods[] = { 100003, 3000017 };
+	struct pmuctx_ctx_stats st[2];
+	struct drained d;
+	uint64_t v, p, loads;
+	int fd, i;
+
+	if (!perf_shared() || !exact())
+		SKIP(return, "needs backend=shared under -icount on one CPU");
+	for (i = 0; i < 2; i++) {
+		p = periods[i];
+		fd = open_sampler(p, PMUCTX_ATTR_DISABLED);
+		ASSERT_LE(0, fd) TH_LOG("period %llu: %s", (unsigned long long)p,
+					strerror(errno));
+		ASSERT_EQ(0, ctx_stats(fd, &st[0]));
+		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+		run_loop(5000000);
+		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+		ASSERT_EQ(0, ctx_stats(fd, &st[1]));
+		loads = st[1].loads - st[0].loads;
+		v = pmuctx_read1(fd);
+		drain(fd, &d);
+		TH_LOG("period %llu: %llu instructions, %llu samples for %llu events, %llu overflows, %llu outside the loop (last %#llx), %llu reloads",
+		       (unsigned long long)p, (unsigned long long)v,
+		       (unsigned long long)d.samples, (unsigned long long)d.periods,
+		       (unsigned long long)d.overflows, (unsigned long long)d.outside,
+		       (unsigned long long)d.last_ip, (unsigned long long)loads);
+		EXPECT_LE(10000000, v);
+		EXPECT_EQ(v / p * p, d.periods);
+		EXPECT_EQ(v / p, d.overflows);
+		EXPECT_EQ(0, d.lost);
+		EXPECT_LE(1, d.samples);
+		/* A wake's, an unload's, the disable's: a fold's each. */
+		EXPECT_GE(v / WAKE + loads + 2, d.samples);
+		if (p > WAKE)
+			EXPECT_EQ(v / p, d.samples);
+		EXPECT_GE(1, d.outside);
+		close(fd);
+	}
+}
+
+/*
+ * The wakes themselves: a cycles counter (the cycle counter interrupts on
+ * time in QEMU's arm64 PMU, its event counters do not), of a period far
+ * shorter than the wake, over a loop of many wakes.  Each wake folds the
+ * context loaded on its CPU, this task's: a sample a wake at least (less
+ * two, for the first and last partial wakes), and every sample but those
+ * of folds at other times (a reload after something else ran, the
+ * disable's) has the loop's IP.  Without the demux, the samples would
+ * come only at those other folds.
+ */
+TEST(every_wake_samples_the_loaded_context)
+{
+	struct pmuctx_ctx_stats st[2];
+	struct drained d;
+	uint64_t v, loads;
+	int fd;
+
+	if (!perf_shared() || !exact())
+		SKIP(return, "needs backend=shared under -icount on one CPU");
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_DISABLED, 4099, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, ctx_stats(fd, &st[0]));
+	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
+	run_loop(10000000);
+	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	ASSERT_EQ(0, ctx_stats(fd, &st[1]));
+	loads = st[1].loads - st[0].loads;
+	v = pmuctx_read1(fd);
+	drain(fd, &d);
+	TH_LOG("%llu cycles, %llu samples (%llu outside the loop), %llu overflows, %llu reloads",
+	       (unsigned long long)v, (unsigned long long)d.samples,
+	       (unsigned long long)d.outside, (unsigned long long)d.overflows,
+	       (unsigned long long)loads);
+	EXPECT_LE(1000000, v);
+	EXPECT_EQ(v / 4099, d.overflows);
+	EXPECT_EQ(d.overflows * 4099, d.periods);
+	EXPECT_LE(v / WAKE, d.samples + 2);
+	EXPECT_GE(v / WAKE + loads + 2, d.samples);
+	EXPECT_GE(loads + 1, d.outside);
+	close(fd);
+}
+
+static int read_param(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fgets(buf, len, f) != NULL;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Sampling counters of one event share one configuration whatever their
+ * periods: with max_borrowed 1, a second sampling counter of another
+ * period opens, and both count their own periods exactly off the one
+ * event; a counting counter of that event is another configuration
+ * (no interrupts), ENOSPC.
+ */
+TEST(sampling_counters_of_any_period_share_a_configuration)
+{
+	const uint64_t p[2] = { 65537, 400009 };
+	struct drained d[2];
+	uint64_t v[2];
+	int fd[2], plain, i;
+	char old[32];
+
+	if (!perf_shared() || !exact())
+		SKIP(return, "needs backend=shared under -icount on one CPU");
+	if (read_param(MAX_BORROWED, old, sizeof(old)) ||
+	    write_param(MAX_BORROWED, "1"))
+		SKIP(return, "max_borrowed not writable (root only)");
+	for (i = 0; i < 2; i++) {
+		fd[i] = open_sampler(p[i], PMUCTX_ATTR_DISABLED);
+		EXPECT_LE(0, fd[i]) TH_LOG("period %llu: %s",
+					   (unsigned long long)p[i], strerror(errno));
+	}
+	plain = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL);
+	EXPECT_EQ(-1, plain);
+	EXPECT_EQ(ENOSPC, errno);
+	if (plain >= 0)
+		close(plain);
+	if (fd[0] >= 0 && fd[1] >= 0) {
+		for (i = 0; i < 2; i++)
+			ioctl(fd[i], PMUCTX_IOC_ENABLE, 0);
+		run_loop(3000000);
+		for (i = 0; i < 2; i++)
+			ioctl(fd[i], PMUCTX_IOC_DISABLE, 0);
+		for (i = 0; i < 2; i++) {
+			v[i] = pmuctx_read1(fd[i]);
+			drain(fd[i], &d[i]);
+			TH_LOG("period %llu: %llu instructions, %llu samples, %llu overflows",
+			       (unsigned long long)p[i], (unsigned long long)v[i],
+			       (unsigned long long)d[i].samples,
+			       (unsigned long long)d[i].overflows);
+			EXPECT_LE(6000000, v[i]);
+			EXPECT_EQ(v[i] / p[i], d[i].overflows);
+			EXPECT_EQ(v[i] / p[i] * p[i], d[i].periods);
+		}
+	}
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	old[strcspn(old, "\n")] = 0;
+	EXPECT_EQ(0, write_param(MAX_BORROWED, old));
+}
+
+/*
+ * A poll on an inherited sampling counter wakes while the child that
+ * holds its clone still loops: the overflow's fold in the child's
+ * context recorded a sample for the family, and woke its waiter.
+ */
+TEST(poll_wakes_on_a_clone_s_overflow)
+{
+	struct pollfd pf;
+	int fd, go[2], status, n;
+	pid_t pid;
+	char c = 0;
+
+	if (!perf_shared())
+		SKIP(return, "needs backend=shared");
+	fd = pmuctx_open_raw(CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL |
+			     PMUCTX_ATTR_INHERIT, 1000003, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Until told to stop: the wake must come while it runs. */
+		fcntl(go[0], F_SETFL, O_NONBLOCK);
+		while (read(go[0], &c, 1) != 1)
+			run_loop(1000000);
+		_exit(0);
+	}
+	pf.fd = fd;
+	pf.events = POLLIN;
+	n = poll(&pf, 1, 20000);
+	EXPECT_EQ(0, waitpid(pid, &status, WNOHANG));
+	write_full(go[1], &c, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(1, n);
+	EXPECT_TRUE(pf.revents & POLLIN);
+	close(go[0]);
+	close(go[1]);
+	close(fd);
+}
+
+/*
+ * An inherited sampling counter in a parent and child taking turns (the
+ * switches are swaps: each context counts whoever holds it), then over a
+ * fork tree: every period ended is in a sample, and the periods are the
+ * family's count's, less at most one partial period per instance (each
+ * instance counts its own periods): lost or doubled folds would show
+ * by thousands.
+ */
+static void sampled_ping_pong(struct __test_metadata *_metadata, int fd,
+			      unsigned long n, int rounds)
+{
+	int a[2], b[2], i, status;
+	char c = 0;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(a));
+	ASSERT_EQ(0, pipe(b));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (i = 0; i < rounds; i++) {
+			read_full(a[0], &c, 1);
+			run_loop(n);
+			write_full(b[1], &c, 1);
+		}
+		_exit(0);
+	}
+	for (i = 0; i < rounds; i++) {
+		write_full(a[1], &c, 1);
+		read_full(b[0], &c, 1);
+		run_loop(n);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+TEST(inherited_sampling_swaps_and_forks_keep_exact_periods)
+{
+	const uint64_t p = 10007;
+	struct pmuctx_ctx_stats st;
+	struct drained d;
+	uint64_t v;
+	int fd;
+
+	if (!perf_shared() || !exact())
+		SKIP(return, "needs backend=shared under -icount on one CPU");
+	fd = open_sampler(p, PMUCTX_ATTR_INHERIT);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	sampled_ping_pong(_metadata, fd, 20011, 300);
+	tree(300007, 2);
+	ASSERT_EQ(0, ctx_stats(fd, &st));
+	v = pmuctx_read1(fd);
+	drain(fd, &d);
+	TH_LOG("%llu instructions, %llu periods of %llu in %llu samples (%llu lost); %llu swaps",
+	       (unsigned long long)v, (unsigned long long)d.overflows,
+	       (unsigned long long)p, (unsigned long long)d.samples,
+	       (unsigned long long)d.lost, (unsigned long long)st.tree_swaps);
+	/* 2 * 300 * 2 * 20011 + 6 * 2 * 300007 instructions at least. */
+	EXPECT_LE(2 * 300 * 2 * 20011ULL + 6 * 2 * 300007ULL, v);
+	EXPECT_LE(300, st.tree_swaps);
+	EXPECT_EQ(0, d.lost);
+	EXPECT_EQ(d.overflows * p, d.periods);
+	/* The original, the ping-pong's clone, the tree's six. */
+	EXPECT_GE(v / p, d.overflows);
+	EXPECT_LE(v / p - 8, d.overflows);
+	close(fd);
+}
+
+/*
+ * The hostile case for the overflow path: inherited sampling counters of
+ * a short period (an interrupt every wake, many periods a fold) whose
+ * children loop and exit (their contexts torn down while overflows come),
+ * closed by the parent while the children still loop (the last close of
+ * the configuration, its events released by a work, while their
+ * interrupts and the folds they queued are in flight), over and over for
+ * a few seconds, on every CPU there is.  Nothing may crash or warn (the
+ * debug lane fails on a KASAN or lockdep report), and every open works.
+ */
+static void *close_racer(void *arg)
+{
+	struct racer *r = arg;
+	struct timespec t0, t;
+	int fd, status, i = 0;
+	pid_t pid;
+
+	if (nr_cpus() > 1)
+		pin_to_cpu(r->cpu);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (t = t0; t.tv_sec - t0.tv_sec < 4; clock_gettime(CLOCK_MONOTONIC, &t)) {
+		/* Alternately cycles and instructions: each close the last of one. */
+		fd = pmuctx_open_raw(i++ & 1 ? CPU_CYCLES : INST_RETIRED,
+				     PMUCTX_ATTR_INHERIT | (r->cpu ? PMUCTX_ATTR_EXCLUDE_KERNEL : 0),
+				     997, 0);
+		if (fd < 0) {
+			r->errors++;
+			r->last_errno = errno;
+			continue;
+		}
+		r->opens++;
+		pid = fork();
+		if (!pid) {
+			run_loop(3 * WAKE);
+			_exit(0);
+		}
+		run_loop(WAKE / 2);
+		close(fd);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid ||
+		    !WIFEXITED(status) || WEXITSTATUS(status))
+			r->short_counts++;
+	}
+	return NULL;
+}
+
+TEST(closes_and_exits_race_overflows)
+{
+	struct racer r[2] = { { .cpu = 0 }, { .cpu = 1 } };
+	pthread_t th[2];
+	int i;
+
+	if (!perf_shared())
+		SKIP(return, "needs backend=shared");
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, close_racer, &r[i]));
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 2; i++) {
+		TH_LOG("thread %d: %lu opens, %lu errors (last %s), %lu bad children",
+		       i, r[i].opens, r[i].errors,
+		       r[i].errors ? strerror(r[i].last_errno) : "-", r[i].short_counts);
+		EXPECT_LT(3, r[i].opens);
+		EXPECT_EQ(0, r[i].errors);
+		EXPECT_EQ(0, r[i].short_counts);
+	}
 }
 
 TEST_HARNESS_MAIN

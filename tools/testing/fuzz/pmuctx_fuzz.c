@@ -172,6 +172,12 @@ static double deadline;		/* seconds since t_start */
 static bool have_hw;		/* PMUCTX_FEAT_HARDWARE */
 /* Hardware counters sample (PMUCTX_FEAT_OVERFLOW) and map (not PERF_EVENTS). */
 static bool pmu_samples, pmu_freq, self_reads;
+/*
+ * The shared backend (PMUCTX_FEAT_PERF_SHARED): every hardware open may
+ * meet the system-wide max_borrowed (ENOSPC, whatever other workers
+ * borrowed), and PINNED needs CAP_PERFMON (EPERM).
+ */
+static bool pmu_shared;
 static unsigned int range_kinds;	/* PMUCTX_INFO: kinds range counters take */
 static bool range_samples;		/* PMUCTX_FEAT_RANGE_SAMPLES */
 static unsigned int info_range_data_nr;	/* data watchpoints */
@@ -921,6 +927,8 @@ static void expect_attr(const struct pmuctx_attr *a, bool priv, struct expect *e
 			break;
 		}
 		if (!(f & PMUCTX_ATTR_EXCLUDE_KERNEL) && !allow_kernel && !priv)
+			need(e, EPERM);
+		if ((f & PMUCTX_ATTR_PINNED) && pmu_shared && !priv)
 			need(e, EPERM);
 		/* The perf-events backend: no overflow samples. */
 		if (a->sample_period && !pmu_samples)
@@ -2491,6 +2499,8 @@ static void spin_selfmap(struct spinner *sp)
 	expect_init(&e);
 	if (counter_limit)
 		allow(&e, EMFILE);
+	if (pmu_shared)
+		allow(&e, ENOSPC);
 	judge(&sp->s, "selfmap: open a sampling cycle counter on itself", fd, err, &e);
 	if (fd < 0)
 		return;
@@ -2840,6 +2850,8 @@ static int storm_open(struct storm *st, struct pmuctx_attr *a, pid_t target, int
 	int fd, err;
 
 	a->size = sizeof(*a);
+	if (pmu_shared && pmuctx_counter_type_is_hw(a->type))
+		allow(e, ENOSPC);
 	if (on >= 0)
 		t0 = spin_load(&st->sp[on].touches);
 	else if (st->child_touches)
@@ -3930,6 +3942,7 @@ static int probe(struct pmuctx_info *info)
 	have_hw = info->features & PMUCTX_FEAT_HARDWARE;
 	pmu_samples = have_hw && (info->features & PMUCTX_FEAT_OVERFLOW);
 	pmu_freq = have_hw && (info->features & PMUCTX_FEAT_FREQ);
+	pmu_shared = have_hw && (info->features & PMUCTX_FEAT_PERF_SHARED);
 	self_reads = have_hw && !(info->features & PMUCTX_FEAT_PERF_EVENTS);
 	if (info->features & PMUCTX_FEAT_ADDR_RANGE)
 		range_kinds = info->range_kinds;
