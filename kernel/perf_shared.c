@@ -53,6 +53,7 @@
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include "pmuctx.h"
 #include "compat/perf_ctx_time.h"
 
@@ -131,6 +132,19 @@ module_param(max_borrowed_per_user, uint, 0644);
 MODULE_PARM_DESC(max_borrowed_per_user,
 		 "backend=shared: most configurations one user without CAP_PERFMON holds (default 0: half of max_borrowed, rounded up)");
 static unsigned int perf_shared_auto_bound = 1;
+
+/* What pmuctx borrows now: the configurations listed (read-only). */
+static int perf_shared_borrowed_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(perf_shared_nr));
+}
+
+static const struct kernel_param_ops perf_shared_borrowed_ops = {
+	.get = perf_shared_borrowed_get,
+};
+module_param_cb(borrowed, &perf_shared_borrowed_ops, NULL, 0444);
+MODULE_PARM_DESC(borrowed,
+		 "backend=shared: configurations borrowed from perf now");
 
 static unsigned int perf_shared_bound(void)
 {
