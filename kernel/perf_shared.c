@@ -477,11 +477,11 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 	spin_lock_irq(&perf_shared_lock);
 	cfg = perf_shared_find(&pattr);
 	if (capped && !(cfg && perf_shared_holder(cfg, uid)) &&
-	    perf_shared_held_by(uid) >= perf_shared_user_bound())
+	    perf_shared_held_by(uid) >= perf_shared_user_bound()) {
 		err = -ENOSPC;
-	else if (!cfg && perf_shared_nr >= perf_shared_bound())
+	} else if (!cfg && perf_shared_nr >= perf_shared_bound()) {
 		err = -ENOSPC;
-	else if (cfg) {
+	} else if (cfg) {
 		cfg->users++;
 		perf_shared_hold(cfg, uid, &spare);
 	}
