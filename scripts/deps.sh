@@ -62,6 +62,12 @@ fetch_arm64() {
 	log "downloading arm64 kernel $KDEBVER and busybox"
 	download_unpack "$dl" "$ARM64_ROOT" "linux-image-$KABI-arm64:arm64=$KDEBVER" \
 		"linux-headers-$KABI-arm64:arm64=$KDEBVER" busybox-static:arm64
+	# Debian 13's busybox-static is usr/bin/busybox (merged /usr); the VM
+	# images take the arm64 one from bin/busybox, as in Debian 12's.
+	if [ ! -e "$ARM64_ROOT/bin/busybox" ] && [ -x "$ARM64_ROOT/usr/bin/busybox" ]; then
+		mkdir -p "$ARM64_ROOT/bin"
+		ln -s ../usr/bin/busybox "$ARM64_ROOT/bin/busybox"
+	fi
 	hdr=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
 	# Debian 12's kbuild is per series (linux-kbuild-6.1), Debian 13's
 	# per ABI (linux-kbuild-6.12.118+deb13).
