@@ -14,10 +14,15 @@ apt_update_once() {
 	apt_updated=1
 }
 
+# host-packages.txt's lines: PKG, or PKG CODENAME... for a package of only
+# those Debian releases (the host's VERSION_CODENAME: bookworm, trixie).
 install_host_packages() {
-	local want=() missing=() p
+	local want=() missing=() p codename
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 	mapfile -t want < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' \
-		"$PMUCTX_TOP"/scripts/deps/host-packages.txt)
+		"$PMUCTX_TOP"/scripts/deps/host-packages.txt |
+		awk -v c="$codename" 'NF == 1 { print; next }
+			{ for (i = 2; i <= NF; i++) if ($i == c) print $1 }')
 	for p in "${want[@]}"; do
 		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
 			grep -q '^install ok installed' || missing+=("$p")
@@ -43,7 +48,7 @@ download_unpack() {
 # cache, and its headers are made usable from amd64 by pointing their
 # scripts/ and tools/ at the amd64 kbuild of the same series.
 fetch_arm64() {
-	local stamp=$ARM64_ROOT/.complete dl hdr
+	local stamp=$ARM64_ROOT/.complete dl hdr kbuild
 	[ -f "$stamp" ] && return 0
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		log "adding foreign architecture arm64"
@@ -57,9 +62,19 @@ fetch_arm64() {
 	log "downloading arm64 kernel $KDEBVER and busybox"
 	download_unpack "$dl" "$ARM64_ROOT" "linux-image-$KABI-arm64:arm64=$KDEBVER" \
 		"linux-headers-$KABI-arm64:arm64=$KDEBVER" busybox-static:arm64
+	# Debian 13's busybox-static is usr/bin/busybox (merged /usr); the VM
+	# images take the arm64 one from bin/busybox, as in Debian 12's.
+	if [ ! -e "$ARM64_ROOT/bin/busybox" ] && [ -x "$ARM64_ROOT/usr/bin/busybox" ]; then
+		mkdir -p "$ARM64_ROOT/bin"
+		ln -s ../usr/bin/busybox "$ARM64_ROOT/bin/busybox"
+	fi
 	hdr=$ARM64_ROOT/usr/src/linux-headers-$KABI-arm64
-	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/scripts" "$hdr/scripts"
-	ln -sfn "/usr/lib/linux-kbuild-$KSERIES/tools" "$hdr/tools"
+	# Debian 12's kbuild is per series (linux-kbuild-6.1), Debian 13's
+	# per ABI (linux-kbuild-6.12.118+deb13).
+	kbuild=/usr/lib/linux-kbuild-$KSERIES
+	[ -d "$kbuild" ] || kbuild=/usr/lib/linux-kbuild-$KABI
+	ln -sfn "$kbuild/scripts" "$hdr/scripts"
+	ln -sfn "$kbuild/tools" "$hdr/tools"
 	[ -f "/usr/src/linux-headers-$KABI-common/Makefile" ] || {
 		echo "deps: /usr/src/linux-headers-$KABI-common missing" >&2
 		exit 1

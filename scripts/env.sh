@@ -9,6 +9,8 @@ PMUCTX_CACHE=${PMUCTX_CACHE:-/var/cache/pmuctx}
 PMUCTX_BUILD=${PMUCTX_BUILD:-$PMUCTX_TOP/build}
 
 # "linux-image-6.1.0-56-amd64 (= 6.1.192-2)" -> abi 6.1.0-56, version 6.1.192-2
+# Debian 13's "linux-image-6.12.118+deb13-amd64 (= 6.12.118-1)" -> abi
+# 6.12.118+deb13, series 6.12.
 pmuctx_kernel_facts() {
 	local dep
 	dep=$(dpkg-query -W -f='${Depends}' linux-image-amd64 2>/dev/null) || {
@@ -16,8 +18,13 @@ pmuctx_kernel_facts() {
 		return 1
 	}
 	KABI=$(sed -n 's/.*linux-image-\([0-9.]*-[0-9]*\)-amd64.*/\1/p' <<<"$dep")
+	[ -n "$KABI" ] ||
+		KABI=$(sed -n 's/.*linux-image-\([0-9.]*+deb[0-9.]*\)-amd64.*/\1/p' <<<"$dep")
 	KDEBVER=$(sed -n 's/.*(= \([^)]*\)).*/\1/p' <<<"$dep")
-	KSERIES=${KABI%.*-*}			# 6.1
+	case $KABI in
+	*+deb*)	KSERIES=${KABI%%+*}; KSERIES=${KSERIES%.*} ;;	# 6.12
+	*)	KSERIES=${KABI%.*-*} ;;			# 6.1
+	esac
 	[ -n "$KABI" ] && [ -n "$KDEBVER" ] || {
 		echo "cannot parse linux-image-amd64 dependency '$dep'" >&2
 		return 1
