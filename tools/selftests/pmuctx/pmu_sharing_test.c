@@ -31,10 +31,6 @@
 
 #define NOBODY	65534
 
-struct times {
-	uint64_t value, enabled, running;
-};
-
 static int read_file(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -157,15 +153,6 @@ static int open_user(uint64_t event)
 	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
 }
 
-static struct times read_times(int fd)
-{
-	struct times t = { UINT64_MAX, 0, 0 };
-
-	if (read(fd, &t, sizeof(t)) != sizeof(t))
-		t.value = UINT64_MAX;
-	return t;
-}
-
 static int become_nobody(void)
 {
 	return setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ? -1 : 0;
@@ -201,7 +188,7 @@ TEST(auto_borrows_from_perf)
  */
 static pid_t hold_on_cpu(int cpu, int go, int out)
 {
-	struct times t[2];
+	struct pmu_times t[2];
 	pid_t pid = fork();
 	int fd[2];
 	char c;
@@ -220,8 +207,8 @@ static pid_t hold_on_cpu(int cpu, int go, int out)
 		_exit(4);
 	while (read(go, &c, 1) != 1)
 		run_loop(10000);
-	t[0] = read_times(fd[0]);
-	t[1] = read_times(fd[1]);
+	t[0] = pmu_read_times(fd[0]);
+	t[1] = pmu_read_times(fd[1]);
 	write_full(out, t, sizeof(t));
 	_exit(0);
 }
@@ -272,7 +259,7 @@ TEST(root_perf_stat_is_exact_while_pmuctx_borrows_all_it_may)
 	int cpus = nr_cpus(), go[2], out[2], i, status, mine[4], held;
 	const char *why = not_shared_by_default();
 	unsigned int bound = borrow_bound();
-	struct times t[2];
+	struct pmu_times t[2];
 	pid_t pid[64];
 
 	if (why)
@@ -354,7 +341,7 @@ TEST(nobody_counts_exactly_while_root_perf_holds_every_cpu)
 	int cpus = nr_cpus(), i, p[2], status, fd;
 	const char *why = not_shared_by_default();
 	int perf[64][2];
-	struct times t[3], pt;
+	struct pmu_times t[3], pt;
 	pid_t pid;
 
 	if (why)
@@ -384,7 +371,7 @@ TEST(nobody_counts_exactly_while_root_perf_holds_every_cpu)
 			ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 			run_loop(i == 2 ? 1000001 : 1);
 			ioctl(fd, PMUCTX_IOC_DISABLE, 0);
-			t[i] = read_times(fd);
+			t[i] = pmu_read_times(fd);
 			ioctl(fd, PMUCTX_IOC_RESET, 0);
 		}
 		write_full(p[1], t, sizeof(t));
@@ -447,7 +434,7 @@ TEST(nmi_watchdog_keeps_interrupting_beside_pmuctx)
 	char wd[8] = "", thresh[8] = "";
 	long before, after;
 	int fd[6], i, n = 0;
-	struct times t;
+	struct pmu_times t;
 
 	if (why)
 		SKIP(return, "%s", why);
@@ -469,7 +456,7 @@ TEST(nmi_watchdog_keeps_interrupting_beside_pmuctx)
 	run_loop(1500000000);
 	after = nmis();
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/watchdog_thresh", thresh));
-	t = read_times(fd[0]);
+	t = pmu_read_times(fd[0]);
 	TH_LOG("%d configurations borrowed; NMIs %ld -> %ld; first counter %"
 	       PRIu64 " (%" PRIu64 " of %" PRIu64 " ns running)", n, before,
 	       after, t.value, t.running, t.enabled);

@@ -48,6 +48,21 @@ static __attribute__((unused)) void run_loop(unsigned long n)
 }
 #endif
 
+/* A read with PMUCTX_FORMAT_TOTAL_TIME_ENABLED | _RUNNING. */
+struct pmu_times {
+	uint64_t value, enabled, running;
+};
+
+/* @fd's value and times; value UINT64_MAX when the read fails. */
+static inline struct pmu_times pmu_read_times(int fd)
+{
+	struct pmu_times t = { UINT64_MAX, 0, 0 };
+
+	if (read(fd, &t, sizeof(t)) != sizeof(t))
+		t.value = UINT64_MAX;
+	return t;
+}
+
 static inline uint64_t pmu_features(void)
 {
 	struct pmuctx_info info = { .size = sizeof(info) };

@@ -28,10 +28,6 @@
 
 #define MAX_BORROWED	"/sys/module/pmuctx/parameters/max_borrowed"
 
-struct times {
-	uint64_t value, enabled, running;
-};
-
 static int open_inst(uint64_t flags)
 {
 	struct pmuctx_attr a = {
@@ -46,23 +42,14 @@ static int open_inst(uint64_t flags)
 	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
 }
 
-static struct times read_times(int fd)
-{
-	struct times t = { UINT64_MAX, 0, 0 };
-
-	if (read(fd, &t, sizeof(t)) != sizeof(t))
-		t.value = UINT64_MAX;
-	return t;
-}
-
 /* User-mode instructions of enable, a loop of n, disable: with its times. */
-static struct times count_loop(int fd, unsigned long n)
+static struct pmu_times count_loop(int fd, unsigned long n)
 {
 	ioctl(fd, PMUCTX_IOC_RESET, 0);
 	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 	run_loop(n);
 	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
-	return read_times(fd);
+	return pmu_read_times(fd);
 }
 
 /*
@@ -73,7 +60,7 @@ static struct times count_loop(int fd, unsigned long n)
  */
 TEST(loop_counts_exactly)
 {
-	struct times t[3];
+	struct pmu_times t[3];
 	int fd;
 
 	if (!perf_shared() || !exact())
@@ -140,7 +127,7 @@ TEST(fork_tree_counts_exactly)
 		fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 		tree(n[i], 2);
-		v[i] = read_times(fd).value;
+		v[i] = pmu_read_times(fd).value;
 		close(fd);
 	}
 	TH_LOG("trees: %llu, %llu", (unsigned long long)v[0], (unsigned long long)v[1]);
@@ -148,25 +135,16 @@ TEST(fork_tree_counts_exactly)
 	EXPECT_GE(6 * 2000000ULL + 6, v[1] - v[0]);
 }
 
-/*
- * An inherited counter in a parent and its child taking turns over a
- * pipe: their contexts are equivalent, so the switches between them are
- * swaps (the context stays loaded, nothing is read), and the counts stay
- * exact: two runs differ by both tasks' extra loops, to the instruction.
- */
-static void ping_pong(struct __test_metadata *_metadata, unsigned long n,
-		      uint64_t *value, uint64_t *swaps)
+/* A parent and its child take turns over a pipe, each looping @n a turn. */
+static void take_turns(struct __test_metadata *_metadata, unsigned long n,
+		       int rounds)
 {
-	struct pmuctx_ctx_stats st;
-	int a[2], b[2], fd, i, status;
-	const int rounds = 500;
+	int a[2], b[2], i, status;
 	char c = 0;
 	pid_t pid;
 
 	ASSERT_EQ(0, pipe(a));
 	ASSERT_EQ(0, pipe(b));
-	fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
-	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -183,17 +161,34 @@ static void ping_pong(struct __test_metadata *_metadata, unsigned long n,
 		run_loop(n);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+/*
+ * An inherited counter in a parent and its child taking turns over a
+ * pipe: their contexts are equivalent, so the switches between them are
+ * swaps (the context stays loaded, nothing is read), and the counts stay
+ * exact: two runs differ by both tasks' extra loops, to the instruction.
+ */
+static void ping_pong(struct __test_metadata *_metadata, unsigned long n,
+		      uint64_t *value, uint64_t *swaps)
+{
+	struct pmuctx_ctx_stats st;
+	int fd;
+
+	fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	take_turns(_metadata, n, 500);
 	ASSERT_EQ(0, ctx_stats(fd, &st));
-	*value = read_times(fd).value;
+	*value = pmu_read_times(fd).value;
 	*swaps = st.tree_swaps;
 	TH_LOG("loop %lu: %llu instructions, swaps %llu loads %llu", n,
 	       (unsigned long long)*value, (unsigned long long)st.tree_swaps,
 	       (unsigned long long)st.tree_loads);
 	close(fd);
-	close(a[0]);
-	close(a[1]);
-	close(b[0]);
-	close(b[1]);
 }
 
 TEST(equivalent_contexts_swap_and_count_exactly)
@@ -251,7 +246,7 @@ TEST(perf_stat_counts_exactly_beside_pmuctx)
 		fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 		ASSERT_EQ(0, perf_stat_loop(n[i], &p[i]));
-		m[i] = read_times(fd).value;
+		m[i] = pmu_read_times(fd).value;
 		close(fd);
 		TH_LOG("loop %lu: perf %llu, pmuctx %llu", n[i],
 		       (unsigned long long)p[i], (unsigned long long)m[i]);
@@ -388,7 +383,7 @@ static void *race(void *arg)
 {
 	struct racer *r = arg;
 	struct timespec t0, t;
-	struct times v;
+	struct pmu_times v;
 	int fd, i = r->cpu, cfg;
 
 	if (nr_cpus() > 1)
@@ -404,7 +399,7 @@ static void *race(void *arg)
 			r->opens++;
 			ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 			run_loop(1000);
-			v = read_times(fd);
+			v = pmu_read_times(fd);
 			/*
 			 * The user-mode instruction counter counts the loop
 			 * at least, unless perf multiplexed it (it says so).
@@ -456,7 +451,7 @@ static int cpu1_online(const char *v)
  */
 TEST(cpu_hotplug_counts_nothing_and_says_so)
 {
-	struct times a0, a1, a2, b0, b1, b2;
+	struct pmu_times a0, a1, a2, b0, b1, b2;
 	int a, b;
 
 	if (!perf_shared())
@@ -473,15 +468,15 @@ TEST(cpu_hotplug_counts_nothing_and_says_so)
 	EXPECT_LE(0, b) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, cpu1_online("1"));
 	pin_to_cpu(1);
-	a0 = read_times(a);
-	b0 = read_times(b);
+	a0 = pmu_read_times(a);
+	b0 = pmu_read_times(b);
 	run_loop(10000000);
-	a1 = read_times(a);
-	b1 = read_times(b);
+	a1 = pmu_read_times(a);
+	b1 = pmu_read_times(b);
 	pin_to_cpu(0);
 	run_loop(10000000);
-	a2 = read_times(a);
-	b2 = read_times(b);
+	a2 = pmu_read_times(a);
+	b2 = pmu_read_times(b);
 	TH_LOG("on CPU 1: a %llu in %llu of %llu ns, b %llu in %llu of %llu ns",
 	       (unsigned long long)(a1.value - a0.value),
 	       (unsigned long long)(a1.running - a0.running),
@@ -752,36 +747,6 @@ TEST(poll_wakes_on_a_clone_s_overflow)
  * instance counts its own periods): lost or doubled folds would show
  * by thousands.
  */
-static void sampled_ping_pong(struct __test_metadata *_metadata, int fd,
-			      unsigned long n, int rounds)
-{
-	int a[2], b[2], i, status;
-	char c = 0;
-	pid_t pid;
-
-	ASSERT_EQ(0, pipe(a));
-	ASSERT_EQ(0, pipe(b));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		for (i = 0; i < rounds; i++) {
-			read_full(a[0], &c, 1);
-			run_loop(n);
-			write_full(b[1], &c, 1);
-		}
-		_exit(0);
-	}
-	for (i = 0; i < rounds; i++) {
-		write_full(a[1], &c, 1);
-		read_full(b[0], &c, 1);
-		run_loop(n);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	close(a[0]);
-	close(a[1]);
-	close(b[0]);
-	close(b[1]);
-}
 
 TEST(inherited_sampling_swaps_and_forks_keep_exact_periods)
 {
@@ -795,7 +760,7 @@ TEST(inherited_sampling_swaps_and_forks_keep_exact_periods)
 		SKIP(return, "needs backend=shared under -icount on one CPU");
 	fd = open_sampler(p, PMUCTX_ATTR_INHERIT);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
-	sampled_ping_pong(_metadata, fd, 20011, 300);
+	take_turns(_metadata, 20011, 300);
 	tree(300007, 2);
 	ASSERT_EQ(0, ctx_stats(fd, &st));
 	v = pmuctx_read1(fd);
