@@ -459,7 +459,7 @@ static int perf_shared_event_init(struct pmuctx_counter *c)
 	 * perf's users' included: as perf asks for CPU-wide events, only a
 	 * perf monitor may (Documentation/security.rst).
 	 */
-	if ((c->attr.flags & PMUCTX_ATTR_PINNED) && !perfmon_capable())
+	if ((c->attr.flags & PMUCTX_ATTR_PINNED) && capped)
 		return -EPERM;
 	if (c->attr.type == PMUCTX_TYPE_RAW && perf_shared_described) {
 		err = pmuctx_perf_check_raw(&perf_shared_desc, c->attr.config);

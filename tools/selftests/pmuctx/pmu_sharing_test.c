@@ -102,27 +102,6 @@ static const char *not_shared_by_default(void)
 #define PARAMS	"/sys/module/pmuctx/parameters/"
 
 /*
- * Configuration @i of six: two events, each counting user mode, kernel
- * mode or both (the last four need CAP_PERFMON).
- */
-static int open_config(int i)
-{
-	static const uint64_t modes[] = {
-		PMUCTX_ATTR_EXCLUDE_KERNEL, PMUCTX_ATTR_EXCLUDE_USER, 0,
-	};
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = i & 1 ? CPU_CYCLES : INST_RETIRED,
-		.flags = modes[i / 2],
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
-
-	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
-}
-
-/*
  * How many configurations pmuctx borrows at most (max_borrowed, or by
  * default the PMU's general counters less two, which perf's users keep).
  */
@@ -137,20 +116,6 @@ static unsigned int borrow_bound(void)
 	if (dev < 0 || ioctl(dev, PMUCTX_INFO, &info) || !info.nr_general)
 		return 2;
 	return info.nr_general > 3 ? info.nr_general - 2 : 1;
-}
-
-static int open_user(uint64_t event)
-{
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = event,
-		.flags = PMUCTX_ATTR_EXCLUDE_KERNEL,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
-
-	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
 }
 
 static int become_nobody(void)
@@ -198,8 +163,8 @@ static pid_t hold_on_cpu(int cpu, int go, int out)
 	pin_to_cpu(cpu);
 	if (become_nobody())
 		_exit(2);
-	fd[0] = open_user(INST_RETIRED);
-	fd[1] = open_user(CPU_CYCLES);
+	fd[0] = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL);
+	fd[1] = pmu_open_timed(CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL);
 	if (fd[0] < 0 || fd[1] < 0)
 		_exit(3);
 	/* Spin (counting) until root is done. */
@@ -286,7 +251,7 @@ TEST(root_perf_stat_is_exact_while_pmuctx_borrows_all_it_may)
 	 * configurations and root's make the bound, and one more is ENOSPC.
 	 */
 	for (i = 2, held = 0; i < 6; i++) {
-		mine[held] = open_config(i);
+		mine[held] = pmu_open_config(i);
 		if (mine[held] < 0)
 			break;
 		held++;
@@ -363,7 +328,7 @@ TEST(nobody_counts_exactly_while_root_perf_holds_every_cpu)
 	if (!pid) {
 		if (become_nobody())
 			_exit(2);
-		fd = open_user(INST_RETIRED);
+		fd = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL);
 		if (fd < 0)
 			_exit(errno == EBUSY ? 3 : 4);
 		/* The first round warms the child's paths up. */
@@ -447,7 +412,7 @@ TEST(nmi_watchdog_keeps_interrupting_beside_pmuctx)
 	ASSERT_EQ(0, write_file("/proc/sys/kernel/watchdog_thresh", "1"));
 	/* As many distinct configurations as pmuctx may borrow (both modes first). */
 	for (i = 0; i < 6 && n < (int)borrow_bound(); i++) {
-		fd[n] = open_config((i + 4) % 6);
+		fd[n] = pmu_open_config((i + 4) % 6);
 		ASSERT_LE(0, fd[n]) TH_LOG("configuration %d: %s", i, strerror(errno));
 		n++;
 	}
@@ -481,7 +446,7 @@ static int borrow_as(int uid, int first, int n, int *err)
 		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
 			_exit(2);
 		for (i = first; i < first + n; i++, r[0]++)
-			if (open_config(i) < 0)
+			if (pmu_open_config(i) < 0)
 				break;
 		r[1] = i < first + n ? errno : 0;
 		write_full(p[1], r, sizeof(r));
@@ -520,8 +485,8 @@ TEST(one_user_holds_at_most_their_share)
 	b = borrow_as(NOBODY - 1, 1, 1, &err);
 	EXPECT_EQ(1, b % 16) TH_LOG("another user's share: %s", strerror(err));
 	/* Root holds both and more. */
-	fd[0] = open_config(0);
-	fd[1] = open_config(1);
+	fd[0] = pmu_open_config(0);
+	fd[1] = pmu_open_config(1);
 	EXPECT_LE(0, fd[0]);
 	EXPECT_LE(0, fd[1]) TH_LOG("root past the per-user bound: %s", strerror(errno));
 	close(fd[0]);

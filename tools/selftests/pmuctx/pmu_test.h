@@ -48,6 +48,35 @@ static __attribute__((unused)) void run_loop(unsigned long n)
 }
 #endif
 
+/* Raw @event on the caller, reading its value with both times. */
+static inline int pmu_open_timed(uint64_t event, uint64_t flags)
+{
+	struct pmuctx_attr a = {
+		.size = sizeof(a),
+		.type = PMUCTX_TYPE_RAW,
+		.config = event,
+		.flags = flags,
+		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
+			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
+	};
+
+	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+/*
+ * Configuration @i (mod 6) of a few distinct ones: two events, each
+ * counting user mode, kernel mode or both (the last four need
+ * CAP_PERFMON), as pmu_open_timed().
+ */
+static inline int pmu_open_config(int i)
+{
+	static const uint64_t modes[] = {
+		PMUCTX_ATTR_EXCLUDE_KERNEL, PMUCTX_ATTR_EXCLUDE_USER, 0,
+	};
+
+	return pmu_open_timed(i & 1 ? CPU_CYCLES : INST_RETIRED, modes[(i / 2) % 3]);
+}
+
 /* A read with PMUCTX_FORMAT_TOTAL_TIME_ENABLED | _RUNNING. */
 struct pmu_times {
 	uint64_t value, enabled, running;

@@ -28,20 +28,6 @@
 
 #define MAX_BORROWED	"/sys/module/pmuctx/parameters/max_borrowed"
 
-static int open_inst(uint64_t flags)
-{
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = INST_RETIRED,
-		.flags = flags,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
-
-	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
-}
-
 /* User-mode instructions of enable, a loop of n, disable: with its times. */
 static struct pmu_times count_loop(int fd, unsigned long n)
 {
@@ -65,7 +51,7 @@ TEST(loop_counts_exactly)
 
 	if (!perf_shared() || !exact())
 		SKIP(return, "needs backend=shared under -icount on one CPU");
-	fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED);
+	fd = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_DISABLED);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	t[0] = count_loop(fd, 1);
 	t[1] = count_loop(fd, 1);
@@ -124,7 +110,7 @@ TEST(fork_tree_counts_exactly)
 		SKIP(return, "needs backend=shared under -icount on one CPU");
 	/* The tree in this process, its counter here: read after the waits. */
 	for (i = 0; i < 2; i++) {
-		fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
+		fd = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 		tree(n[i], 2);
 		v[i] = pmu_read_times(fd).value;
@@ -179,7 +165,7 @@ static void ping_pong(struct __test_metadata *_metadata, unsigned long n,
 	struct pmuctx_ctx_stats st;
 	int fd;
 
-	fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
+	fd = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	take_turns(_metadata, n, 500);
 	ASSERT_EQ(0, ctx_stats(fd, &st));
@@ -243,7 +229,7 @@ TEST(perf_stat_counts_exactly_beside_pmuctx)
 	if (system("perf --version >/dev/null 2>&1"))
 		SKIP(return, "no perf here (vm-run --perf)");
 	for (i = 0; i < 2; i++) {
-		fd = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
+		fd = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL | PMUCTX_ATTR_INHERIT);
 		ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 		ASSERT_EQ(0, perf_stat_loop(n[i], &p[i]));
 		m[i] = pmu_read_times(fd).value;
@@ -270,24 +256,6 @@ static int write_param(const char *path, const char *v)
 	return err;
 }
 
-/* A raw configuration @i of a few: event, and which modes it counts. */
-static int open_config(int i)
-{
-	static const uint64_t excl[] = {
-		PMUCTX_ATTR_EXCLUDE_KERNEL, PMUCTX_ATTR_EXCLUDE_USER, 0,
-	};
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = i & 1 ? CPU_CYCLES : INST_RETIRED,
-		.flags = excl[(i / 2) % 3],
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
-
-	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
-}
-
 /*
  * max_borrowed bounds the configurations borrowed at once, system-wide:
  * past it a new one is ENOSPC, one borrowed already opens again, and a
@@ -302,19 +270,19 @@ TEST(borrowed_configurations_are_bounded)
 	if (write_param(MAX_BORROWED, "2"))
 		SKIP(return, "max_borrowed not writable (root only)");
 	for (i = 0; i < 2; i++) {
-		fd[i] = open_config(i);
+		fd[i] = pmu_open_config(i);
 		EXPECT_LE(0, fd[i]) TH_LOG("config %d: %s", i, strerror(errno));
 	}
-	fd[2] = open_config(2);
+	fd[2] = pmu_open_config(2);
 	EXPECT_EQ(-1, fd[2]);
 	EXPECT_EQ(ENOSPC, errno);
-	again = open_config(0);
+	again = pmu_open_config(0);
 	EXPECT_LE(0, again) TH_LOG("a borrowed configuration again: %s", strerror(errno));
 	close(again);
 	close(fd[1]);
 	/* The last put may come a grace period after the close. */
 	for (i = 0; i < 100; i++) {
-		fd[2] = open_config(2);
+		fd[2] = pmu_open_config(2);
 		if (fd[2] >= 0 || errno != ENOSPC)
 			break;
 		usleep(10000);
@@ -391,7 +359,7 @@ static void *race(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		cfg = i++ % 6;
-		fd = open_config(cfg);
+		fd = pmu_open_config(cfg);
 		if (fd < 0) {
 			r->errors++;
 			r->last_errno = errno;
@@ -458,13 +426,13 @@ TEST(cpu_hotplug_counts_nothing_and_says_so)
 		SKIP(return, "needs backend=shared");
 	if (nr_cpus() < 2)
 		SKIP(return, "needs two CPUs");
-	a = open_config(0);
+	a = pmu_open_config(0);
 	ASSERT_LE(0, a) TH_LOG("%s", strerror(errno));
 	if (cpu1_online("0")) {
 		close(a);
 		SKIP(return, "CPU 1 cannot go offline here");
 	}
-	b = open_config(1);
+	b = pmu_open_config(1);
 	EXPECT_LE(0, b) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, cpu1_online("1"));
 	pin_to_cpu(1);
@@ -669,7 +637,7 @@ TEST(sampling_counters_of_any_period_share_a_configuration)
 		EXPECT_LE(0, fd[i]) TH_LOG("period %llu: %s",
 					   (unsigned long long)p[i], strerror(errno));
 	}
-	plain = open_inst(PMUCTX_ATTR_EXCLUDE_KERNEL);
+	plain = pmu_open_timed(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL);
 	EXPECT_EQ(-1, plain);
 	EXPECT_EQ(ENOSPC, errno);
 	if (plain >= 0)
