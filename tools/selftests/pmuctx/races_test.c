@@ -368,6 +368,8 @@ static void *stat_reader(void *arg)
  * happened.
  */
 #define MIN_SWITCHES	100	/* why: expect_switch_kind() */
+#define STAT_RACE_OPS	200	/* reads or resets a storm aims at */
+#define STAT_RACE_MIN_OPS	100	/* and more than this, whatever the scale */
 
 /* The family's switches of the kind the race is about, since @st0. */
 static uint64_t switches_since(const struct stat_race *sr,
@@ -389,6 +391,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	pthread_t th;
 	struct pmuctx_ctx_stats st0, st1;
 	uint64_t start, end;
+	long ops;
 
 	ASSERT_EQ(0, become_nobody());
 	sr->idle_clones = IDLE_CLONES / storm_scale();
@@ -436,16 +439,20 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st0));
 	sr->pf->phase = 1;
 	/*
-	 * At least 2 s (over the storm scale), then until the reader has
-	 * done 200 reads or resets and the family has switched MIN_SWITCHES
-	 * times (a loaded debug kernel may need longer: 96 loads in the 2 s
-	 * seen), at most 30 s.
+	 * At least 2 s, then until the reader has done STAT_RACE_OPS reads
+	 * or resets (both over the storm scale, never below what the tests
+	 * expect: 200 resets are 4 s of RESET_GAP_NS) and the family has
+	 * switched MIN_SWITCHES times (a loaded debug kernel may need longer:
+	 * 96 loads in the 2 s seen), at most 30 s.
 	 */
 	start = now_ns();
 	end = start + 2000000000ULL / storm_scale();
+	ops = STAT_RACE_OPS / storm_scale();
+	if (ops <= STAT_RACE_MIN_OPS)
+		ops = STAT_RACE_MIN_OPS + 1;
 	while (now_ns() < end ||
 	       ((__atomic_load_n(sr->reset_mode ? &sr->resets : &sr->reads,
-				 __ATOMIC_RELAXED) < 200 ||
+				 __ATOMIC_RELAXED) < ops ||
 		 switches_since(sr, &st0) < MIN_SWITCHES) &&
 		now_ns() < start + 30000000000ULL)) {
 		sr->pf->turns_parent++;
@@ -512,7 +519,7 @@ static void stat_reads_run(struct __test_metadata *_metadata, bool inherit_stat)
 	       (unsigned long long)sr.final, sr.drops,
 	       (unsigned long long)sr.drop_from, (unsigned long long)sr.drop_to);
 	expect_switch_kind(_metadata, &sr);
-	EXPECT_LT(100, sr.reads);
+	EXPECT_LT(STAT_RACE_MIN_OPS, sr.reads);
 	EXPECT_EQ(0, sr.drops);
 	EXPECT_GE(sr.final, sr.max) TH_LOG("a read exceeded the final total");
 	EXPECT_LE(BIG_FAULTS, sr.first);
@@ -528,7 +535,7 @@ static void stat_resets_run(struct __test_metadata *_metadata, bool inherit_stat
 	       sr.resets, sr.bad_resets, (unsigned long long)sr.bad_value,
 	       (unsigned long long)sr.bad_allowed);
 	expect_switch_kind(_metadata, &sr);
-	EXPECT_LT(100, sr.resets);
+	EXPECT_LT(STAT_RACE_MIN_OPS, sr.resets);
 	EXPECT_EQ(0, sr.bad_resets);
 }
 
@@ -570,7 +577,7 @@ TEST(inherit_stat_tree_reads_show_each_task_once)
 	TH_LOG("%ld tree reads, %ld broke a rule (first: %s)", sr.reads, sr.bad_trees,
 	       sr.bad_trees ? sr.bad_tree : "none");
 	expect_switch_kind(_metadata, &sr);
-	EXPECT_LT(100, sr.reads);
+	EXPECT_LT(STAT_RACE_MIN_OPS, sr.reads);
 	EXPECT_EQ(0, sr.bad_trees);
 }
 
@@ -669,7 +676,7 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 		_exit(0);
 	}
 	srandom(getpid());
-	end = now_ns() + 6000000000ULL;
+	end = now_ns() + 6000000000ULL / storm_scale();
 	while (rounds < MAX_ROUNDS && now_ns() < end && first_bad < 0) {
 		tg->forks = 0;
 		tg->stop_at = 2 + random() % (ROUND_KIDS - 4);
@@ -763,9 +770,10 @@ TEST(fork_racing_enable_leaves_no_clone_disabled)
 #define ONE_ENABLE_FORKS	80
 #define ONE_ENABLE_SPIN_NS	20000000ULL
 /*
- * At least 8 swept forks, then as many as fit (a debug kernel's fork of
- * a thousand counters takes seconds): the sweep then samples the fork's
- * length more coarsely, still from its start to past its end.
+ * At least 8 swept forks, then as many as fit in ONE_ENABLE_SECONDS over
+ * storm_scale() (a debug kernel's fork of a thousand counters takes
+ * seconds): the sweep then samples the fork's length more coarsely,
+ * still from its start to past its end.
  */
 #define ONE_ENABLE_SECONDS	20
 
@@ -884,7 +892,7 @@ static void one_enable_run(struct __test_metadata *_metadata, bool leave)
 	ASSERT_LE(0, oe->fd);
 	fds[ONE_ENABLE_COUNTERS - 1] = oe->fd;
 
-	end = now_ns() + ONE_ENABLE_SECONDS * 1000000000ULL;
+	end = now_ns() + ONE_ENABLE_SECONDS * 1000000000ULL / storm_scale();
 	for (k = 0; k <= ONE_ENABLE_FORKS && (k <= 8 || now_ns() < end); k++) {
 		ASSERT_EQ(0, ioctl(oe->fd, PMUCTX_IOC_DISABLE, 0));
 		/*
@@ -1482,7 +1490,7 @@ TEST(range_hits_while_counters_are_opened_and_fail)
 	ASSERT_LE(0, leader);
 
 	/* Each window a few times however slow the host, more if time allows. */
-	end = now_ns() + 4000000000ULL;
+	end = now_ns() + 4000000000ULL / storm_scale();
 	for (i = 0; i < HIT_ROUNDS && (i < HIT_MIN_ROUNDS || now_ns() < end); i++) {
 		switch (i % 3) {
 		case 0:	/* opened and closed while the stores hit it */
@@ -1781,9 +1789,11 @@ TEST(pmu_give_back_racing_opens_keeps_a_living_counter)
  * period before it drops its hold on each shard), and the clones of
  * either side go before or after that drop: the last one of all frees the
  * original, exactly once (KASAN, kmemleak on the debug lanes).  Bounded
- * by rounds, and by 20 s only as a safety net.
+ * by rounds (over storm_scale(), at least CLOSE_FORK_MIN_ROUNDS), and by
+ * 20 s only as a safety net.
  */
 #define CLOSE_FORK_ROUNDS	40
+#define CLOSE_FORK_MIN_ROUNDS	10
 #define CLOSE_FORK_SECONDS	20ULL
 
 struct close_fork_race {
@@ -1831,13 +1841,16 @@ TEST(inherited_original_closed_while_clones_fork)
 	struct close_fork_race *cr = shared_area(sizeof(*cr));
 	uint64_t end = now_ns() + CLOSE_FORK_SECONDS * 1000000000ULL;
 	int round, side, fd, status, rounds = 0;
+	int max_rounds = CLOSE_FORK_ROUNDS / storm_scale();
 	long forks = 0, copied = 0, closed_at;
 	pid_t f[2];
 
 	RACE_OR_SKIP();
 	ASSERT_NE(NULL, cr);
 	ASSERT_EQ(0, become_nobody());
-	for (round = 0; round < CLOSE_FORK_ROUNDS && now_ns() < end; round++) {
+	if (max_rounds < CLOSE_FORK_MIN_ROUNDS)
+		max_rounds = CLOSE_FORK_MIN_ROUNDS;
+	for (round = 0; round < max_rounds && now_ns() < end; round++) {
 		memset(cr, 0, sizeof(*cr));
 		fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
 		ASSERT_LE(0, fd);
@@ -1873,7 +1886,7 @@ TEST(inherited_original_closed_while_clones_fork)
 	}
 	TH_LOG("%d rounds: %ld forks, %ld of them inherited the original before its close",
 	       rounds, forks, copied);
-	EXPECT_LE(10, rounds);
+	EXPECT_LE(CLOSE_FORK_MIN_ROUNDS, rounds);
 	/* Each round: children that copied it, and children after its close. */
 	EXPECT_LE(2 * rounds, copied);
 	EXPECT_LE(copied + 2 * rounds, forks);
