@@ -187,18 +187,17 @@ static u64 perf_shared_running(struct perf_event *ev, u64 now)
 }
 
 /*
- * One instance's reading of this CPU's event: its count into @count and
- * a reading of the time it did not run, which grows at the clock's rate
- * while the event waits (INACTIVE), is off or absent, and stands still
- * while it runs.  IRQs off, on the CPU the context is loaded on: perf
- * changes nothing of an event of this CPU meanwhile, and an active one's
- * PMU reads its hardware counter first, as perf_event_read_local() (not
- * exported) does.
+ * One instance's reading of this CPU's event at @now (local_clock()): its
+ * count into @count and a reading of the time it did not run, which grows
+ * at the clock's rate while the event waits (INACTIVE), is off or absent,
+ * and stands still while it runs.  IRQs off, on the CPU the context is
+ * loaded on: perf changes nothing of an event of this CPU meanwhile, and
+ * an active one's PMU reads its hardware counter first, as
+ * perf_event_read_local() (not exported) does.
  */
-static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count)
+static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count, u64 now)
 {
 	struct perf_event *ev = cfg->events[smp_processor_id()];
-	u64 now = local_clock();
 
 	if (!ev) {
 		*count = 0;
@@ -211,10 +210,39 @@ static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count)
 	return now - perf_shared_running(ev, now);
 }
 
-/* @c counts from now on this CPU.  ctx->lock held (or claimed), IRQs off. */
-static void perf_shared_snap(struct pmuctx_counter *c)
+/*
+ * A walk (a load, a fold) reads the clock once, and each configuration's
+ * event once however many of the context's counters use it (perf stat -e
+ * a,a; a group that repeats an event; make bench's 14 counters on 7
+ * events): the PMU is paused across a walk of two counters or more, so
+ * one reading is every such counter's.  @same is a counter of the same
+ * configuration this walk already did, whose snapshot is that reading,
+ * or NULL.  (No table of readings on the stack: Debian builds with
+ * INIT_STACK_ALL_ZERO, and zeroing one at each switch made a load of
+ * two counters dearer.)
+ */
+static const struct pmuctx_counter *
+perf_shared_same(const struct pmuctx_context *ctx, unsigned long done,
+		 const struct pmuctx_counter *c)
 {
-	c->hw_missed_prev = perf_shared_read(perf_shared_cfg(c), &c->hw_prev);
+	int i;
+
+	for_each_set_bit(i, &done, PMUCTX_MAX_HW_SLOTS)
+		if (ctx->slots[i]->hw_config == c->hw_config)
+			return ctx->slots[i];
+	return NULL;
+}
+
+/* @c counts from now on this CPU.  ctx->lock held (or claimed), IRQs off. */
+static void perf_shared_snap(struct pmuctx_counter *c,
+			     const struct pmuctx_counter *same, u64 now)
+{
+	if (same) {
+		c->hw_prev = same->hw_prev;
+		c->hw_missed_prev = same->hw_missed_prev;
+		return;
+	}
+	c->hw_missed_prev = perf_shared_read(perf_shared_cfg(c), &c->hw_prev, now);
 }
 
 /*
@@ -222,11 +250,17 @@ static void perf_shared_snap(struct pmuctx_counter *c)
  * and, for a sampling counter, the periods that ended meanwhile: folds
  * come before every change of counting, so one delta is of one state.
  */
-static void perf_shared_fold_one(struct pmuctx_counter *c)
+static void perf_shared_fold_one(struct pmuctx_counter *c,
+				 const struct pmuctx_counter *same, u64 now)
 {
 	u64 count, missed;
 
-	missed = perf_shared_read(perf_shared_cfg(c), &count);
+	if (same) {
+		count = same->hw_prev;
+		missed = same->hw_missed_prev;
+	} else {
+		missed = perf_shared_read(perf_shared_cfg(c), &count, now);
+	}
 	if (unlikely(c->attr.sample_period) && pmuctx_counter_counting(c))
 		pmuctx_perf_periods(c, count - c->hw_prev);
 	c->hw_count += count - c->hw_prev;
@@ -273,15 +307,20 @@ static void perf_shared_resume(struct pmu *pmu)
  * PMU paused across them.  Inlined with @op a constant: no indirect call
  * at a switch.
  */
-static __always_inline void perf_shared_each(struct pmuctx_context *ctx,
-					     void (*op)(struct pmuctx_counter *c))
+static __always_inline void
+perf_shared_each(struct pmuctx_context *ctx,
+		 void (*op)(struct pmuctx_counter *c,
+			    const struct pmuctx_counter *same, u64 now))
 {
-	unsigned long used = ctx->used_mask;
+	unsigned long used = ctx->used_mask, done = 0;
 	struct pmu *paused = perf_shared_pause(ctx, used);
+	u64 now = local_clock();
 	int i;
 
-	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
-		op(ctx->slots[i]);
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS) {
+		op(ctx->slots[i], perf_shared_same(ctx, done, ctx->slots[i]), now);
+		done |= BIT(i);
+	}
 	perf_shared_resume(paused);
 }
 
@@ -300,9 +339,9 @@ static void perf_shared_program(struct pmuctx_context *ctx,
 				struct pmuctx_counter *c, bool on)
 {
 	if (on)
-		perf_shared_snap(c);
+		perf_shared_snap(c, NULL, local_clock());
 	else
-		perf_shared_fold_one(c);
+		perf_shared_fold_one(c, NULL, local_clock());
 }
 
 static void perf_shared_release_work(struct work_struct *work)
