@@ -312,15 +312,14 @@ perf_shared_each(struct pmuctx_context *ctx,
 		 void (*op)(struct pmuctx_counter *c,
 			    const struct pmuctx_counter *same, u64 now))
 {
-	unsigned long used = ctx->used_mask, done = 0;
+	unsigned long used = ctx->used_mask;
 	struct pmu *paused = perf_shared_pause(ctx, used);
 	u64 now = local_clock();
 	int i;
 
-	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS) {
-		op(ctx->slots[i], perf_shared_same(ctx, done, ctx->slots[i]), now);
-		done |= BIT(i);
-	}
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
+		op(ctx->slots[i], perf_shared_same(ctx, used & (BIT(i) - 1), ctx->slots[i]),
+		   now);
 	perf_shared_resume(paused);
 }
 

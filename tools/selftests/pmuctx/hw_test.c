@@ -1452,14 +1452,6 @@ static int open_past_the_pmu(struct __test_metadata *_metadata, uint64_t flags,
 			     int target, int *fd)
 {
 	struct pmuctx_info info = { .size = sizeof(info) };
-	struct pmuctx_attr a = {
-		.size = sizeof(a),
-		.type = PMUCTX_TYPE_RAW,
-		.config = INST_RETIRED,
-		.flags = flags,
-		.read_format = PMUCTX_FORMAT_TOTAL_TIME_ENABLED |
-			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
-	};
 	int n, i;
 
 	EXPECT_EQ(0, ioctl(pmuctx_dev(), PMUCTX_INFO, &info));
@@ -1468,7 +1460,7 @@ static int open_past_the_pmu(struct __test_metadata *_metadata, uint64_t flags,
 	if (n > 32)
 		return -1;
 	for (i = 0; i < n; i++) {
-		fd[i] = pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+		fd[i] = pmu_open_timed_on(target, INST_RETIRED, flags);
 		EXPECT_LE(0, fd[i]) TH_LOG("open %d: %s", i, strerror(errno));
 		if (fd[i] < 0)
 			return -1;

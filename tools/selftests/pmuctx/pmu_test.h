@@ -48,8 +48,8 @@ static __attribute__((unused)) void run_loop(unsigned long n)
 }
 #endif
 
-/* Raw @event on the caller, reading its value with both times. */
-static inline int pmu_open_timed(uint64_t event, uint64_t flags)
+/* Raw @event on @target (0: the caller), reading its value with both times. */
+static inline int pmu_open_timed_on(int target, uint64_t event, uint64_t flags)
 {
 	struct pmuctx_attr a = {
 		.size = sizeof(a),
@@ -60,7 +60,12 @@ static inline int pmu_open_timed(uint64_t event, uint64_t flags)
 			       PMUCTX_FORMAT_TOTAL_TIME_RUNNING,
 	};
 
-	return pmuctx_open_attr(&a, 0, -1, PMUCTX_OPEN_CLOEXEC);
+	return pmuctx_open_attr(&a, target, -1, PMUCTX_OPEN_CLOEXEC);
+}
+
+static inline int pmu_open_timed(uint64_t event, uint64_t flags)
+{
+	return pmu_open_timed_on(0, event, flags);
 }
 
 /*

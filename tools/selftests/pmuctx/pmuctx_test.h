@@ -35,6 +35,13 @@ static inline unsigned int storm_scale(void)
 	return v >= 1 && v <= 16 ? v : 1;
 }
 
+/* @n over the storm scale, but never below @floor (what an assertion needs). */
+static inline long storm_scaled(long n, long floor)
+{
+	n /= storm_scale();
+	return n < floor ? floor : n;
+}
+
 static inline int pmuctx_dev(void)
 {
 	static int fd = -1;

@@ -447,9 +447,7 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	 */
 	start = now_ns();
 	end = start + 2000000000ULL / storm_scale();
-	ops = STAT_RACE_OPS / storm_scale();
-	if (ops <= STAT_RACE_MIN_OPS)
-		ops = STAT_RACE_MIN_OPS + 1;
+	ops = storm_scaled(STAT_RACE_OPS, STAT_RACE_MIN_OPS + 1);
 	while (now_ns() < end ||
 	       ((__atomic_load_n(sr->reset_mode ? &sr->resets : &sr->reads,
 				 __ATOMIC_RELAXED) < ops ||
@@ -1841,15 +1839,13 @@ TEST(inherited_original_closed_while_clones_fork)
 	struct close_fork_race *cr = shared_area(sizeof(*cr));
 	uint64_t end = now_ns() + CLOSE_FORK_SECONDS * 1000000000ULL;
 	int round, side, fd, status, rounds = 0;
-	int max_rounds = CLOSE_FORK_ROUNDS / storm_scale();
+	int max_rounds = storm_scaled(CLOSE_FORK_ROUNDS, CLOSE_FORK_MIN_ROUNDS);
 	long forks = 0, copied = 0, closed_at;
 	pid_t f[2];
 
 	RACE_OR_SKIP();
 	ASSERT_NE(NULL, cr);
 	ASSERT_EQ(0, become_nobody());
-	if (max_rounds < CLOSE_FORK_MIN_ROUNDS)
-		max_rounds = CLOSE_FORK_MIN_ROUNDS;
 	for (round = 0; round < max_rounds && now_ns() < end; round++) {
 		memset(cr, 0, sizeof(*cr));
 		fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT, 0, 0);
