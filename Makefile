@@ -29,6 +29,14 @@ else
 CROSS_CC := gcc
 endif
 
+# Userspace compiles go through ccache (scripts/ccache.sh), paths taken
+# relative to the tree (CCACHE_BASEDIR), so a new clone of it finds the last
+# one's objects: "env PATH=... CCACHE_...=..." before each compiling make,
+# or nothing (PMUCTX_NO_CCACHE=1, no ccache).  Only here: the debug kernels
+# make deps builds stay out of the cache's size.
+WITH_CCACHE := $(shell . scripts/env.sh && . scripts/ccache.sh && pmuctx_ccache_env && \
+	echo env PATH=$$PATH $$(env | grep '^CCACHE_' | sort) CCACHE_BASEDIR=$(TOP))
+
 # Default kernel tree: the running kernel's headers when installed, else the
 # Debian kernel the VMs boot.
 KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
@@ -52,23 +60,23 @@ deps:
 userspace: selftests tools fuzz x86-pmu
 
 selftests:
-	$(MAKE) -s -C tools/selftests/pmuctx OUT=$(BUILD)/$(ARCH)/selftests \
+	$(WITH_CCACHE) $(MAKE) -s -C tools/selftests/pmuctx OUT=$(BUILD)/$(ARCH)/selftests \
 		CC=$(CROSS_CC) KSELFTEST_DIR=$$($(KFACTS) && echo $$KSELFTEST_DIR)
 
 tools:
-	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
-	$(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) perf-shim
-	$(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
+	$(WITH_CCACHE) $(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) STATIC=1
+	$(WITH_CCACHE) $(MAKE) -s -C tools OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC) perf-shim
+	$(WITH_CCACHE) $(CROSS_CC) -O2 -Wall -Wextra -static -Iinclude/uapi -Itools/lib \
 		-o $(BUILD)/$(ARCH)/bin/ctxsw $(wildcard tools/bench/*.c) $(BUILD)/$(ARCH)/bin/libpmuctx.a -lm
 
 # The ABI fuzzer (tools/testing/fuzz), packed into the VM's /usr/bin.
 fuzz:
-	$(MAKE) -s -C tools/testing/fuzz OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
+	$(WITH_CCACHE) $(MAKE) -s -C tools/testing/fuzz OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
 
 # The x86 PMU emulation's test (tools/testing/x86-pmu, x86_64 only).
 x86-pmu:
 ifeq ($(ARCH),x86_64)
-	$(MAKE) -s -C tools/testing/x86-pmu OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
+	$(WITH_CCACHE) $(MAKE) -s -C tools/testing/x86-pmu OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
 endif
 
 bench:
