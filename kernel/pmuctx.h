@@ -692,9 +692,11 @@ struct pmuctx_counter {
 	/*
 	 * ctx->lock.  The counter counts while @enabled and not @mux_off
 	 * (its unit is off the PMU): value = base + clock - snap then, and
-	 * the time running likewise on the time clock (run_base, run_snap).
-	 * Time enabled runs while @enabled.  Each stretch of counting is a
-	 * slice, added to @slices when it ends.
+	 * the time running likewise on the time clock (run_base, run_snap;
+	 * @ran_seen: the most of this slice a reading returned, on perf's
+	 * events, pmuctx_counter_ran_seen()).  Time enabled runs while
+	 * @enabled.  Each stretch of counting is a slice, added to @slices
+	 * when it ends.
 	 */
 	bool enabled;
 	bool mux_off;
@@ -702,7 +704,7 @@ struct pmuctx_counter {
 	bool mux_pick;
 	u64 base, snap;
 	u64 time_base, time_snap;
-	u64 run_base, run_snap;
+	u64 run_base, run_snap, ran_seen;
 	struct pmuctx_slices slices;
 
 	/*
