@@ -1688,7 +1688,11 @@ TEST(pmu_overflows_and_rotations_while_counters_are_opened_and_fail)
 	       rounds, n, foreign, (rounds + 3) / 4, overflowed, rotated);
 	EXPECT_LT(3, rounds);
 	EXPECT_EQ((rounds + 3) / 4, overflowed);
-	EXPECT_EQ((rounds + 3) / 4, rotated);
+	/*
+	 * The shared backend's counters of one configuration all read one
+	 * borrowed event: n of them need one perf counter, so none waits.
+	 */
+	EXPECT_EQ(perf_shared() ? 0 : (rounds + 3) / 4, rotated);
 }
 
 /* ---- the PMU's give-back check racing opens (x86) ---------------------- */

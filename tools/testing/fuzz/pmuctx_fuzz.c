@@ -3268,14 +3268,20 @@ static void op_pmustorm(struct stream *s)
 			}
 			i = below(s, st.n);
 			if (ARM64 && st.f[i].on >= 0 && st.f[i].hw && chance(s, 20)) {
-				/* Not the caller's instance: EINVAL, whatever it does. */
+				/*
+				 * Not the caller's instance: EINVAL, whatever it
+				 * does; ENODEV where no counter maps (the shared
+				 * and perf-events backends).
+				 */
+				int want = self_reads ? EINVAL : ENODEV;
+
 				p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, st.f[i].fd, 0);
 				if (p != MAP_FAILED) {
 					viol(s, "pmustorm: mapped a counter of another thread");
 					munmap(p, 4096);
-				} else if (errno != EINVAL) {
-					viol(s, "pmustorm: mmap of another thread's counter: %s, not EINVAL",
-					     ename(errno));
+				} else if (errno != want) {
+					viol(s, "pmustorm: mmap of another thread's counter: %s, not %s",
+					     ename(errno), ename(want));
 				}
 			}
 			storm_close(&st, i);
@@ -3428,7 +3434,7 @@ static void op_swapstorm(struct stream *s)
 		fr.s = s;
 		fr.fam_fd = -1;
 		fr.cpu = below(s, ncpus);
-		if (ARM64 && have_hw && chance(s, 35)) {
+		if (ARM64 && self_reads && chance(s, 35)) {
 			/* Mapped contexts swap with mapped ones: the pages go along. */
 			fr.fa.type = PMUCTX_TYPE_HARDWARE;
 			fr.fa.config = PMUCTX_HW_CPU_CYCLES;
