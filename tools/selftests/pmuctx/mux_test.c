@@ -603,6 +603,7 @@ TEST(fourteen_events_scale_within_one_percent)
 	struct pmuctx_value r[NR_EVENTS];
 	int i;
 
+	SELECTED_OR_SKIP();
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	why = mux_unsupported();
@@ -697,6 +698,7 @@ TEST(phased_error_estimate_covers)
 	const char *why;
 	unsigned int covered = 0, judged = 0, all_modes = 0;
 
+	SELECTED_OR_SKIP();
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	why = mux_unsupported();
@@ -878,6 +880,7 @@ TEST(forking_commands_covered)
 	struct coverage cov = {};
 	int f;
 
+	SELECTED_OR_SKIP();
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	why = mux_unsupported();
@@ -910,6 +913,7 @@ TEST(phased_programs_1_to_20_ms_covered)
 	struct mux_family f = { MUXF_PHASED, "phased", 0, 0 };
 	struct coverage cov = {};
 
+	SELECTED_OR_SKIP();
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	why = mux_unsupported();
@@ -933,6 +937,7 @@ TEST(pinned_group_never_loses_time)
 	struct pmuctx_value r[NR_EVENTS], lead, alone;
 	int fd[NR_EVENTS], i, leader, member;
 
+	SELECTED_OR_SKIP();
 	if (!exact())
 		SKIP(return, "needs the arm64 PMU under -icount on one CPU");
 	why = mux_unsupported();
@@ -1004,6 +1009,7 @@ TEST(pinned_and_group_limits)
 	const struct event cyc = { CPU_CYCLES, PMUCTX_ATTR_EXCLUDE_KERNEL, "cycles:u" };
 	int fd[40], n = 0, i, leader, ng = general_counters();
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
@@ -1065,6 +1071,7 @@ TEST(inherited_multiplexed_ping_pong)
 	char c = 'x';
 	pid_t pid;
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
@@ -1159,6 +1166,7 @@ TEST(self_read_page_follows_rotation)
 	unsigned int on = 0, off = 0;
 	int fd[NR_EVENTS], i;
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
@@ -1213,6 +1221,7 @@ TEST(disabled_units_take_no_turn)
 	int on[17], off[3], i, ng = general_counters();
 	struct pmuctx_value v;
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
@@ -1354,6 +1363,7 @@ TEST(rotation_races)
 	uint64_t end;
 	int i;
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
@@ -1418,6 +1428,7 @@ TEST(rotation_resumes_on_a_cpu_back_online)
 	char buf[32];
 	pid_t kid;
 
+	SELECTED_OR_SKIP();
 	if (!have_pmu())
 		SKIP(return, "needs a hardware PMU");
 	why = own_rotation_unsupported();
