@@ -349,25 +349,36 @@ void pmuctx_counter_slices(const struct pmuctx_counter *c, const u64 *clk,
 				      max(pmuctx_counter_ran(c, clk), c->ran_seen));
 }
 
+/* A slice begins now. */
+static void pmuctx_counter_slice_begin(struct pmuctx_counter *c, const u64 *clk)
+{
+	c->snap = pmuctx_counter_clock(c, clk);
+	c->run_snap = pmuctx_counter_run_clock(c, clk);
+	c->ran_seen = 0;
+	c->hw_ran = false;
+}
+
+/* The slice in progress ends now and is recorded. */
+static void pmuctx_counter_slice_end(struct pmuctx_counter *c, const u64 *clk)
+{
+	u64 count = pmuctx_counter_clock(c, clk) - c->snap;
+	u64 ran = pmuctx_counter_ran_seen(c, clk);
+
+	c->base += count;
+	c->run_base += ran;
+	pmuctx_slices_add_one(&c->slices, count, ran);
+}
+
 /* Counting starts or stops: a slice begins, or ends and is recorded. */
 static void pmuctx_counter_counting_changed(struct pmuctx_counter *c,
 					    bool was, const u64 *clk)
 {
-	u64 count, ran;
-
 	if (was == pmuctx_counter_counting(c))
 		return;
-	if (!was) {
-		c->snap = pmuctx_counter_clock(c, clk);
-		c->run_snap = pmuctx_counter_run_clock(c, clk);
-		c->ran_seen = 0;
-		return;
-	}
-	count = pmuctx_counter_clock(c, clk) - c->snap;
-	ran = pmuctx_counter_ran_seen(c, clk);
-	c->base += count;
-	c->run_base += ran;
-	pmuctx_slices_add_one(&c->slices, count, ran);
+	if (!was)
+		pmuctx_counter_slice_begin(c, clk);
+	else
+		pmuctx_counter_slice_end(c, clk);
 }
 
 void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
@@ -408,6 +419,22 @@ void pmuctx_counter_set_mux_off(struct pmuctx_counter *c, bool off,
 }
 
 /*
+ * The shared backend found a counting counter's event off the PMU after
+ * perf ran it in the slice in progress: perf multiplexed it, and its turn
+ * is over.  The slice ends here and the next begins (it runs once perf
+ * puts the event back), as at a rotation of pmuctx's own: each turn is
+ * one draw of the sample the error estimate is made from
+ * (Documentation/multiplexing.rst, "On perf's events").
+ */
+void pmuctx_counter_split_slice(struct pmuctx_counter *c, const u64 *clk)
+{
+	if (!pmuctx_counter_counting(c))
+		return;
+	pmuctx_counter_slice_end(c, clk);
+	pmuctx_counter_slice_begin(c, clk);
+}
+
+/*
  * Zero the count and its slices; the times run on, as perf's do, and a
  * slice in progress restarts now.
  */
@@ -419,6 +446,7 @@ static void pmuctx_counter_zero(struct pmuctx_counter *c, const u64 *clk)
 		c->run_base += pmuctx_counter_ran_seen(c, clk);
 		c->run_snap = pmuctx_counter_run_clock(c, clk);
 		c->ran_seen = 0;
+		c->hw_ran = false;
 	}
 	memset(&c->slices, 0, sizeof(c->slices));
 }

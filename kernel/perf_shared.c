@@ -16,7 +16,10 @@
  * the context's events on this CPU, a fold or an unload adds the delta.
  * The time perf kept the event off the PMU meanwhile (its time enabled
  * less its time running) is the counter's @hw_missed, as for the
- * task-bound backend.
+ * task-bound backend, and each turn perf gives the event while it
+ * multiplexes it is one of the counter's slices (perf_shared_turn(), and
+ * the watch timer that folds a running context once per rotation of
+ * perf's while it does).
  *
  * The events belong to CPUs, not to tasks, so a switch between equivalent
  * contexts (the swap) reads and writes nothing: the context stays loaded
@@ -50,11 +53,13 @@
 
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/moduleparam.h>
 #include <linux/perf_event.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include "pmuctx.h"
+#include "compat/hrtimer.h"
 #include "compat/perf_ctx_time.h"
 
 /*
@@ -187,27 +192,36 @@ static u64 perf_shared_running(struct perf_event *ev, u64 now)
 }
 
 /*
- * One instance's reading of this CPU's event at @now (local_clock()): its
- * count into @count and a reading of the time it did not run, which grows
- * at the clock's rate while the event waits (INACTIVE), is off or absent,
- * and stands still while it runs.  IRQs off, on the CPU the context is
- * loaded on: perf changes nothing of an event of this CPU meanwhile, and
- * an active one's PMU reads its hardware counter first, as
- * perf_event_read_local() (not exported) does.
+ * @c's reading of its CPU's event at @now (local_clock()), kept as its
+ * snapshot: the event's count (@hw_prev), its time running
+ * (@hw_run_prev), a reading of the time it did not run (@hw_missed_prev:
+ * the clock less its time running, which grows at the clock's rate while
+ * the event waits (INACTIVE), is off or absent, and stands still while it
+ * runs), and whether perf has it on this CPU's PMU now (@hw_on).  IRQs
+ * off, on the CPU the context is loaded on: perf changes nothing of an
+ * event of this CPU meanwhile (its rotation, in this CPU's hard
+ * interrupt, comes before or after, never between), and an active one's
+ * PMU reads its hardware counter first, as perf_event_read_local() (not
+ * exported) does.
  */
-static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count, u64 now)
+static void perf_shared_read(struct pmuctx_counter *c, u64 now)
 {
-	struct perf_event *ev = cfg->events[smp_processor_id()];
+	struct perf_event *ev = perf_shared_cfg(c)->events[smp_processor_id()];
 
 	if (!ev) {
-		*count = 0;
-		return now;
+		c->hw_prev = 0;
+		c->hw_run_prev = 0;
+		c->hw_missed_prev = now;
+		c->hw_on = false;
+		return;
 	}
-	if (READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
-	    READ_ONCE(ev->oncpu) == smp_processor_id())
+	c->hw_on = READ_ONCE(ev->state) == PERF_EVENT_STATE_ACTIVE &&
+		   READ_ONCE(ev->oncpu) == smp_processor_id();
+	if (c->hw_on)
 		ev->pmu->read(ev);
-	*count = local64_read(&ev->count);
-	return now - perf_shared_running(ev, now);
+	c->hw_prev = local64_read(&ev->count);
+	c->hw_run_prev = perf_shared_running(ev, now);
+	c->hw_missed_prev = now - c->hw_run_prev;
 }
 
 /*
@@ -216,10 +230,11 @@ static u64 perf_shared_read(struct perf_shared_cfg *cfg, u64 *count, u64 now)
  * a,a; a group that repeats an event; make bench's 14 counters on 7
  * events): the PMU is paused across a walk of two counters or more, so
  * one reading is every such counter's.  @same is a counter of the same
- * configuration this walk already did, whose snapshot is that reading,
- * or NULL.  (No table of readings on the stack: Debian builds with
- * INIT_STACK_ALL_ZERO, and zeroing one at each switch made a load of
- * two counters dearer.)
+ * configuration this walk already did, whose snapshot is that reading
+ * (all of it: the event's place on the PMU too, so that a counter's turn
+ * of perf's ends alike whichever counter read the event), or NULL.  (No
+ * table of readings on the stack: Debian builds with INIT_STACK_ALL_ZERO,
+ * and zeroing one at each switch made a load of two counters dearer.)
  */
 static const struct pmuctx_counter *
 perf_shared_same(const struct pmuctx_context *ctx, unsigned long done,
@@ -233,42 +248,104 @@ perf_shared_same(const struct pmuctx_context *ctx, unsigned long done,
 	return NULL;
 }
 
-/* @c counts from now on this CPU.  ctx->lock held (or claimed), IRQs off. */
-static void perf_shared_snap(struct pmuctx_counter *c,
-			     const struct pmuctx_counter *same, u64 now)
+/* @c's snapshot is the walk's reading of its event (perf_shared_same()). */
+static __always_inline void perf_shared_take(struct pmuctx_counter *c,
+					     const struct pmuctx_counter *same,
+					     u64 now)
 {
-	if (same) {
-		c->hw_prev = same->hw_prev;
-		c->hw_missed_prev = same->hw_missed_prev;
+	if (!same) {
+		perf_shared_read(c, now);
 		return;
 	}
-	c->hw_missed_prev = perf_shared_read(perf_shared_cfg(c), &c->hw_prev, now);
+	c->hw_prev = same->hw_prev;
+	c->hw_run_prev = same->hw_run_prev;
+	c->hw_missed_prev = same->hw_missed_prev;
+	c->hw_on = same->hw_on;
+}
+
+/* What a counter's reading tells the walk (perf_shared_turn()). */
+#define PERF_SHARED_ENDED	BIT(0)	/* a counter's slice in progress ends */
+#define PERF_SHARED_MUXED	BIT(1)	/* perf multiplexes this CPU's PMU */
+
+/*
+ * perf's multiplexing, as @c sees it at a reading (@ran: perf ran the
+ * event since @c's last reading; @missed: the event missed time since
+ * then): PERF_SHARED_ENDED when @c's slice in progress ends here
+ * (perf_shared_ended()), PERF_SHARED_MUXED when perf multiplexes this
+ * CPU's PMU: the event is off, or missed time since the last reading.
+ * perf takes its flexible events off and puts them back at each of its
+ * rotations, so an event it keeps on across one misses a few
+ * microseconds of time running there: a counter is judged by where its
+ * event is at the reading, not by the time it missed.  An event found on
+ * runs in the slice in progress (@hw_ran) without @ran being asked: that
+ * is only for one found off, which perf may have run and taken off again
+ * since the last reading.  Returned, not gathered through a pointer: a
+ * walk's frame holds no local whose address is taken (which the stack
+ * protector would guard at every switch).
+ */
+static __always_inline unsigned int perf_shared_turn(struct pmuctx_counter *c,
+						     bool ran, bool missed)
+{
+	/* Set while @c does not count too: a slice's beginning clears it. */
+	if (likely(c->hw_on)) {
+		c->hw_ran = true;
+		/* perf does not multiplex: the common case. */
+		if (likely(!missed) || !pmuctx_counter_counting(c))
+			return 0;
+		return PERF_SHARED_MUXED;
+	}
+	if (!pmuctx_counter_counting(c))
+		return 0;
+	c->hw_ran |= ran;
+	return PERF_SHARED_MUXED | (c->hw_ran ? PERF_SHARED_ENDED : 0);
+}
+
+/*
+ * Whether @c's slice in progress ends at the reading just taken: perf
+ * took the event off the PMU after it ran in that slice
+ * (pmuctx_counter_split_slice()).  From @c's state after the reading, as
+ * perf_shared_turn() found it.
+ */
+static bool perf_shared_ended(const struct pmuctx_counter *c)
+{
+	return !c->hw_on && c->hw_ran && pmuctx_counter_counting(c);
+}
+
+/*
+ * @c counts from now on this CPU.  ctx->lock held (or claimed), IRQs off.
+ * A turn of perf's that ended while the context was not loaded ends the
+ * slice in progress here.
+ */
+static unsigned int perf_shared_snap(struct pmuctx_counter *c,
+				     const struct pmuctx_counter *same, u64 now)
+{
+	perf_shared_take(c, same, now);
+	return perf_shared_turn(c, false, false);
 }
 
 /*
  * What @c's event counted since its snapshot, and the time it missed;
  * and, for a sampling counter, the periods that ended meanwhile: folds
  * come before every change of counting, so one delta is of one state.
+ * Returns what the reading tells (perf_shared_turn()).
  */
-static void perf_shared_fold_one(struct pmuctx_counter *c,
-				 const struct pmuctx_counter *same, u64 now)
+static unsigned int perf_shared_fold_one(struct pmuctx_counter *c,
+					 const struct pmuctx_counter *same,
+					 u64 now)
 {
-	u64 count, missed;
+	u64 count = c->hw_prev, missed = c->hw_missed_prev;
+	u64 running = c->hw_run_prev;
+	bool missing;
 
-	if (same) {
-		count = same->hw_prev;
-		missed = same->hw_missed_prev;
-	} else {
-		missed = perf_shared_read(perf_shared_cfg(c), &count, now);
-	}
+	perf_shared_take(c, same, now);
 	if (unlikely(c->attr.sample_period) && pmuctx_counter_counting(c))
-		pmuctx_perf_periods(c, count - c->hw_prev);
-	c->hw_count += count - c->hw_prev;
-	c->hw_prev = count;
+		pmuctx_perf_periods(c, c->hw_prev - count);
+	c->hw_count += c->hw_prev - count;
 	/* A reading never runs backwards; clocks of two reads may. */
-	if ((s64)(missed - c->hw_missed_prev) > 0)
-		c->hw_missed += missed - c->hw_missed_prev;
-	c->hw_missed_prev = missed;
+	missing = (s64)(c->hw_missed_prev - missed) > 0;
+	if (missing)
+		c->hw_missed += c->hw_missed_prev - missed;
+	return perf_shared_turn(c, c->hw_run_prev != running, missing);
 }
 
 /*
@@ -280,14 +357,16 @@ static void perf_shared_fold_one(struct pmuctx_counter *c,
  * is not exported, and its nesting count is not needed, since perf holds
  * the PMU disabled only with IRQs off on this CPU, and every caller here
  * runs with IRQs off, never inside perf (never in NMI).  One PMU: the
- * first event's (a hybrid CPU's other PMU would read unpaused).
+ * first event's (a hybrid CPU's other PMU would read unpaused).  Paused
+ * from @from counters on: 2 at a switch, 1 for the watch (below), which
+ * the counters need not see at all.
  */
 static struct pmu *perf_shared_pause(struct pmuctx_context *ctx,
-				     unsigned long used)
+				     unsigned long used, unsigned int from)
 {
 	struct perf_event *ev;
 
-	if (hweight_long(used) < 2)
+	if (!used || hweight_long(used) < from)
 		return NULL;
 	ev = perf_shared_cfg(ctx->slots[__ffs(used)])->events[smp_processor_id()];
 	if (!ev)
@@ -303,44 +382,157 @@ static void perf_shared_resume(struct pmu *pmu)
 }
 
 /*
- * @op on each counter on the (virtual) PMU, the context's slots, with the
- * PMU paused across them.  Inlined with @op a constant: no indirect call
- * at a switch.
+ * After a walk in which some counter's turn of perf's ended: the slices
+ * of those counters end and the next begin, on one reading of the
+ * context's clocks.  Out of line, so that the frame of a walk that ends
+ * no turn (every switch while perf does not multiplex) holds no table of
+ * clocks (perf_shared_same() says why), and the walk keeps no mask of
+ * the counters: each one's state after its reading says.
  */
-static __always_inline void
-perf_shared_each(struct pmuctx_context *ctx,
-		 void (*op)(struct pmuctx_counter *c,
-			    const struct pmuctx_counter *same, u64 now))
+static noinline void perf_shared_split(struct pmuctx_context *ctx)
 {
 	unsigned long used = ctx->used_mask;
-	struct pmu *paused = perf_shared_pause(ctx, used);
+	u64 clk[PMUCTX_NR_CLOCKS];
+	int i;
+
+	pmuctx_ctx_holder_clocks(ctx, clk);
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
+		if (perf_shared_ended(ctx->slots[i]))
+			pmuctx_counter_split_slice(ctx->slots[i], clk);
+}
+
+/*
+ * @op on each counter on the (virtual) PMU, the context's slots; then the
+ * slices of the counters whose turn of perf's ended are split, on one
+ * reading of the context's clocks; the PMU paused across it all from
+ * @pause counters on (perf_shared_pause()).  Inlined with @op a constant:
+ * no indirect call at a switch.  Returns whether perf multiplexes this
+ * CPU's PMU (perf_shared_turn()).
+ */
+static __always_inline bool
+perf_shared_each(struct pmuctx_context *ctx,
+		 unsigned int (*op)(struct pmuctx_counter *c,
+				    const struct pmuctx_counter *same, u64 now),
+		 unsigned int pause)
+{
+	unsigned long used = ctx->used_mask;
+	struct pmu *paused = perf_shared_pause(ctx, used, pause);
 	u64 now = local_clock();
+	unsigned int seen = 0;
 	int i;
 
 	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
-		op(ctx->slots[i], perf_shared_same(ctx, used & (BIT(i) - 1), ctx->slots[i]),
-		   now);
+		seen |= op(ctx->slots[i],
+			   perf_shared_same(ctx, used & (BIT(i) - 1), ctx->slots[i]),
+			   now);
+	if (unlikely(seen & PERF_SHARED_ENDED))
+		perf_shared_split(ctx);
 	perf_shared_resume(paused);
+	return seen & PERF_SHARED_MUXED;
+}
+
+/*
+ * The watch: while perf multiplexes the PMU under the context loaded on a
+ * CPU, that CPU's timer folds the context about once per rotation of
+ * perf's, so that each turn perf gives a counter's event is one slice of
+ * the counter (perf_shared_turn()): a fold sees at most one of perf's
+ * rotations since the last one.  perf rotates every
+ * perf_event_mux_interval_ms of its PMU (hrtimer_interval_ms, read at
+ * each arming); the timer fires at the first interrupt in the second
+ * half of that interval, perf's own rotation's as likely as any, or at
+ * its end.  It stops after a fold that saw no multiplexing, or when
+ * nothing is loaded; any later fold that sees some arms it again.  One
+ * per CPU, pinned, callback in hard interrupt context, as the rotation
+ * timer (mux.c).  A timer that migrated when its CPU went down stops
+ * at its next expiry elsewhere, and the CPU's next fold arms it again.
+ */
+static DEFINE_PER_CPU(struct hrtimer, perf_shared_watch_timer);
+
+static void perf_shared_watch_set(struct pmuctx_context *ctx, struct hrtimer *t,
+				  ktime_t now)
+{
+	u64 ms = 0, interval;
+	struct perf_event *ev;
+
+	ev = perf_shared_cfg(ctx->slots[__ffs(ctx->used_mask)])->events[smp_processor_id()];
+	if (ev)
+		ms = READ_ONCE(ev->pmu->hrtimer_interval_ms);
+	interval = (ms ?: 1000 / HZ ?: 1) * NSEC_PER_MSEC;
+	hrtimer_set_expires_range_ns(t, ktime_add_ns(now, interval / 2),
+				     interval - interval / 2);
+}
+
+static noinline void perf_shared_watch_start(struct pmuctx_context *ctx)
+{
+	struct hrtimer *t = this_cpu_ptr(&perf_shared_watch_timer);
+
+	if (hrtimer_is_queued(t) || !ctx->used_mask)
+		return;
+	perf_shared_watch_set(ctx, t, ktime_get());
+	hrtimer_start_expires(t, HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+/*
+ * After a load's or fold's readings: keep watching while perf
+ * multiplexes.  Only the test inline: a switch under a PMU perf does not
+ * multiplex makes no call for the watch.
+ */
+static __always_inline void perf_shared_watch(struct pmuctx_context *ctx,
+					      bool muxed)
+{
+	if (unlikely(muxed))
+		perf_shared_watch_start(ctx);
+}
+
+static enum hrtimer_restart perf_shared_watch_tick(struct hrtimer *t)
+{
+	struct pmuctx_context *ctx;
+	bool muxed = false;
+
+	if (t != this_cpu_ptr(&perf_shared_watch_timer))
+		return HRTIMER_NORESTART;
+	/* Loaded here: alive until this CPU unloads it, IRQs off meanwhile. */
+	ctx = __this_cpu_read(pmuctx_loaded_ctx);
+	if (!ctx)
+		return HRTIMER_NORESTART;
+	pmuctx_ctx_lock(ctx);
+	if (ctx->loaded_cpu == smp_processor_id() && ctx->used_mask &&
+	    !ctx->dead) {
+		muxed = perf_shared_each(ctx, perf_shared_fold_one, 1);
+		if (muxed)
+			perf_shared_watch_set(ctx, t, hrtimer_cb_get_time(t));
+	}
+	pmuctx_ctx_unlock(ctx);
+	return muxed ? HRTIMER_RESTART : HRTIMER_NORESTART;
 }
 
 static void perf_shared_load(struct pmuctx_context *ctx)
 {
-	perf_shared_each(ctx, perf_shared_snap);
+	perf_shared_watch(ctx, perf_shared_each(ctx, perf_shared_snap, 2));
+}
+
+static void perf_shared_unload(struct pmuctx_context *ctx)
+{
+	perf_shared_each(ctx, perf_shared_fold_one, 2);
 }
 
 static void perf_shared_fold(struct pmuctx_context *ctx)
 {
-	perf_shared_each(ctx, perf_shared_fold_one);
+	perf_shared_watch(ctx, perf_shared_each(ctx, perf_shared_fold_one, 2));
 }
 
 /* A counter comes onto a loaded context's PMU, or goes off it. */
 static void perf_shared_program(struct pmuctx_context *ctx,
 				struct pmuctx_counter *c, bool on)
 {
-	if (on)
-		perf_shared_snap(c, NULL, local_clock());
-	else
-		perf_shared_fold_one(c, NULL, local_clock());
+	u64 clk[PMUCTX_NR_CLOCKS];
+	unsigned int seen = on ? perf_shared_snap(c, NULL, local_clock()) :
+				 perf_shared_fold_one(c, NULL, local_clock());
+
+	if (!(seen & PERF_SHARED_ENDED))
+		return;
+	pmuctx_ctx_holder_clocks(ctx, clk);
+	pmuctx_counter_split_slice(c, clk);
 }
 
 static void perf_shared_release_work(struct work_struct *work)
@@ -576,8 +768,12 @@ static void perf_shared_event_destroy(struct pmuctx_counter *c)
  */
 static void perf_shared_remove(void)
 {
+	int cpu;
+
 	WARN_ON_ONCE(!list_empty(&perf_shared_list));
 	pmuctx_perf_wake_sync();
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(per_cpu_ptr(&perf_shared_watch_timer, cpu));
 }
 
 static struct pmuctx_hw_desc perf_shared_desc = {
@@ -589,7 +785,7 @@ static struct pmuctx_hw_desc perf_shared_desc = {
 	.event_destroy = perf_shared_event_destroy,
 	.slot_pick = pmuctx_perf_slot_pick,
 	.load = perf_shared_load,
-	.unload = perf_shared_fold,
+	.unload = perf_shared_unload,
 	.fold = perf_shared_fold,
 	.program = perf_shared_program,
 	.pause = pmuctx_perf_nothing,
@@ -601,11 +797,15 @@ int pmuctx_perf_shared_probe(const struct pmuctx_hw_desc **desc)
 {
 	/* What fits after the prefix in the backend's name. */
 	char pmu[PMUCTX_BACKEND_NAME_LEN - sizeof("perf-shared:") + 1];
-	int err;
+	int cpu, err;
 
 	err = pmuctx_perf_pmu_name(pmu, sizeof(pmu));
 	if (err)
 		return err;
+	for_each_possible_cpu(cpu)
+		pmuctx_hrtimer_setup(per_cpu_ptr(&perf_shared_watch_timer, cpu),
+				     perf_shared_watch_tick, CLOCK_MONOTONIC,
+				     HRTIMER_MODE_ABS_PINNED_HARD);
 	snprintf(perf_shared_name, sizeof(perf_shared_name), "perf-shared:%s",
 		 pmu);
 	if (pmuctx_perf_can_sample())

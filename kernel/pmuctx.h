@@ -702,6 +702,21 @@ struct pmuctx_counter {
 	bool mux_off;
 	/* A flexible unit's leader, ctx->lock: scratch of one choice (mux.c). */
 	bool mux_pick;
+	/*
+	 * The shared backend, ctx->lock: perf ran the counter's event in the
+	 * slice in progress (perf_shared.c ends the slice when it finds the
+	 * event off the PMU after that).  Cleared whenever a slice begins;
+	 * what it says while the counter does not count is never read.
+	 */
+	bool hw_ran;
+	/*
+	 * The shared backend, ctx->lock (or the claim): perf had the
+	 * instance's CPU's event on the PMU at its last snapshot or fold,
+	 * the rest of that reading being @hw_prev's, @hw_missed_prev's and
+	 * @hw_run_prev's; a counter of the same configuration later in the
+	 * same walk takes it all from here (perf_shared_same()).
+	 */
+	bool hw_on;
 	u64 base, snap;
 	u64 time_base, time_snap;
 	u64 run_base, run_snap, ran_seen;
@@ -755,10 +770,12 @@ struct pmuctx_counter {
 	u64 hw_missed;
 	/*
 	 * The shared backend (perf_shared.c), ctx->lock (or the claim): the
-	 * instance's reading of its CPU's event's time not running at its
-	 * last snapshot or fold, as @hw_prev is of its count.
+	 * instance's reading of its CPU's event's time not running, and of
+	 * its time running, at its last snapshot or fold, as @hw_prev is of
+	 * its count.
 	 */
 	u64 hw_missed_prev;
+	u64 hw_run_prev;
 	u64 period_left;	/* events to the next overflow sample */
 	/*
 	 * PMUCTX_ATTR_FREQ, under ctx->lock: the period now, and when the
@@ -1310,6 +1327,7 @@ void pmuctx_counter_set_enabled(struct pmuctx_counter *c, bool on,
 				const u64 *clk);
 void pmuctx_counter_set_mux_off(struct pmuctx_counter *c, bool off,
 				const u64 *clk);
+void pmuctx_counter_split_slice(struct pmuctx_counter *c, const u64 *clk);
 void pmuctx_counter_slices(const struct pmuctx_counter *c, const u64 *clk,
 			   struct pmuctx_slices *sum);
 void pmuctx_slices_add(struct pmuctx_slices *sum,
