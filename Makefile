@@ -43,7 +43,7 @@ KDIR ?= $(shell if [ "$(ARCH)" = "$$(uname -m | sed 's/aarch64/arm64/')" ] && \
 	[ -d /lib/modules/$$(uname -r)/build ]; then echo /lib/modules/$$(uname -r)/build; \
 	else $(KFACTS) && . scripts/lane.sh && pmuctx_lane $(ARCH) && echo $$LANE_KDIR; fi)
 
-.PHONY: all module deps userspace selftests tools fuzz x86-pmu check demo bench bench-scale papi-ctests perf-tests style clean \
+.PHONY: all module deps userspace selftests tools fuzz x86-pmu perf-throttle check demo bench bench-scale papi-ctests perf-tests style clean \
 	install install-build install-tools install-lib install-dkms-src install-man4 \
 	install-module uninstall deb
 
@@ -57,7 +57,7 @@ deps:
 	scripts/deps.sh
 
 # Static userspace for one arch: selftests and, once they exist, the tools.
-userspace: selftests tools fuzz x86-pmu
+userspace: selftests tools fuzz x86-pmu perf-throttle
 
 selftests:
 	$(WITH_CCACHE) $(MAKE) -s -C tools/selftests/pmuctx OUT=$(BUILD)/$(ARCH)/selftests \
@@ -78,6 +78,10 @@ x86-pmu:
 ifeq ($(ARCH),x86_64)
 	$(WITH_CCACHE) $(MAKE) -s -C tools/testing/x86-pmu OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
 endif
+
+# perf's sampling under throttling, without pmuctx (tools/testing/perf-throttle).
+perf-throttle:
+	$(WITH_CCACHE) $(MAKE) -s -C tools/testing/perf-throttle OUT=$(BUILD)/$(ARCH)/bin CC=$(CROSS_CC)
 
 bench:
 	scripts/bench
