@@ -266,6 +266,7 @@ static __always_inline void perf_shared_take(struct pmuctx_counter *c,
 /* What a counter's reading tells the walk (perf_shared_turn()). */
 #define PERF_SHARED_ENDED	BIT(0)	/* a counter's slice in progress ends */
 #define PERF_SHARED_MUXED	BIT(1)	/* perf multiplexes this CPU's PMU */
+#define PERF_SHARED_SAMPLES	BIT(2)	/* a sampling counter counts: watched */
 
 /*
  * perf's multiplexing, as @c sees it at a reading (@ran: perf ran the
@@ -301,6 +302,17 @@ static __always_inline unsigned int perf_shared_turn(struct pmuctx_counter *c,
 }
 
 /*
+ * PERF_SHARED_SAMPLES when @c is a sampling counter: the watch (below)
+ * folds its context while it is loaded, whether or not the event's
+ * overflow wakes a fold.  Disabled too: its enable is a fold's change,
+ * and after it nothing may fold again but the wake.
+ */
+static __always_inline unsigned int perf_shared_samples(const struct pmuctx_counter *c)
+{
+	return unlikely(c->attr.sample_period) ? PERF_SHARED_SAMPLES : 0;
+}
+
+/*
  * Whether @c's slice in progress ends at the reading just taken: perf
  * took the event off the PMU after it ran in that slice
  * (pmuctx_counter_split_slice()).  From @c's state after the reading, as
@@ -320,7 +332,7 @@ static unsigned int perf_shared_snap(struct pmuctx_counter *c,
 				     const struct pmuctx_counter *same, u64 now)
 {
 	perf_shared_take(c, same, now);
-	return perf_shared_turn(c, false, false);
+	return perf_shared_turn(c, false, false) | perf_shared_samples(c);
 }
 
 /*
@@ -345,7 +357,8 @@ static unsigned int perf_shared_fold_one(struct pmuctx_counter *c,
 	missing = (s64)(c->hw_missed_prev - missed) > 0;
 	if (missing)
 		c->hw_missed += c->hw_missed_prev - missed;
-	return perf_shared_turn(c, c->hw_run_prev != running, missing);
+	return perf_shared_turn(c, c->hw_run_prev != running, missing) |
+	       perf_shared_samples(c);
 }
 
 /*
@@ -406,8 +419,9 @@ static noinline void perf_shared_split(struct pmuctx_context *ctx)
  * slices of the counters whose turn of perf's ended are split, on one
  * reading of the context's clocks; the PMU paused across it all from
  * @pause counters on (perf_shared_pause()).  Inlined with @op a constant:
- * no indirect call at a switch.  Returns whether perf multiplexes this
- * CPU's PMU (perf_shared_turn()).
+ * no indirect call at a switch.  Returns whether the context is to be
+ * watched: perf multiplexes this CPU's PMU (perf_shared_turn()) or a
+ * counter samples (perf_shared_samples()).
  */
 static __always_inline bool
 perf_shared_each(struct pmuctx_context *ctx,
@@ -428,7 +442,7 @@ perf_shared_each(struct pmuctx_context *ctx,
 	if (unlikely(seen & PERF_SHARED_ENDED))
 		perf_shared_split(ctx);
 	perf_shared_resume(paused);
-	return seen & PERF_SHARED_MUXED;
+	return seen & (PERF_SHARED_MUXED | PERF_SHARED_SAMPLES);
 }
 
 /*
@@ -436,12 +450,21 @@ perf_shared_each(struct pmuctx_context *ctx,
  * CPU, that CPU's timer folds the context about once per rotation of
  * perf's, so that each turn perf gives a counter's event is one slice of
  * the counter (perf_shared_turn()): a fold sees at most one of perf's
- * rotations since the last one.  perf rotates every
+ * rotations since the last one.  And while a counter of the context
+ * samples: its event's overflow only wakes a fold, and an overflow that
+ * never comes (QEMU 7.2's arm64 PMU loses one now and then, and the
+ * event, on the 64-bit cycle counter with its upper half set, is then
+ * 2^64 events from the next: testing.rst "A borrowed sampling event that
+ * stopped interrupting") would leave a task that never switches without
+ * samples; with the watch they come at least once per interval.  A
+ * sampling context is watched throughout, as perf's tick visits its own
+ * sampling events: one timer interrupt per interval on a CPU that runs
+ * one, none elsewhere.  perf rotates every
  * perf_event_mux_interval_ms of its PMU (hrtimer_interval_ms, read at
  * each arming); the timer fires at the first interrupt in the second
  * half of that interval, perf's own rotation's as likely as any, or at
- * its end.  It stops after a fold that saw no multiplexing, or when
- * nothing is loaded; any later fold that sees some arms it again.  One
+ * its end.  It stops after a fold that saw neither, or when nothing is
+ * loaded; any later fold that sees either arms it again.  One
  * per CPU, pinned, callback in hard interrupt context, as the rotation
  * timer (mux.c).  A timer that migrated when its CPU went down stops
  * at its next expiry elsewhere, and the CPU's next fold arms it again.
@@ -474,20 +497,21 @@ static noinline void perf_shared_watch_start(struct pmuctx_context *ctx)
 
 /*
  * After a load's or fold's readings: keep watching while perf
- * multiplexes.  Only the test inline: a switch under a PMU perf does not
- * multiplex makes no call for the watch.
+ * multiplexes or a counter samples.  Only the test inline: a switch of
+ * counting contexts under a PMU perf does not multiplex makes no call
+ * for the watch.
  */
 static __always_inline void perf_shared_watch(struct pmuctx_context *ctx,
-					      bool muxed)
+					      bool watch)
 {
-	if (unlikely(muxed))
+	if (unlikely(watch))
 		perf_shared_watch_start(ctx);
 }
 
 static enum hrtimer_restart perf_shared_watch_tick(struct hrtimer *t)
 {
 	struct pmuctx_context *ctx;
-	bool muxed = false;
+	bool watch = false;
 
 	if (t != this_cpu_ptr(&perf_shared_watch_timer))
 		return HRTIMER_NORESTART;
@@ -498,12 +522,12 @@ static enum hrtimer_restart perf_shared_watch_tick(struct hrtimer *t)
 	pmuctx_ctx_lock(ctx);
 	if (ctx->loaded_cpu == smp_processor_id() && ctx->used_mask &&
 	    !ctx->dead) {
-		muxed = perf_shared_each(ctx, perf_shared_fold_one, 1);
-		if (muxed)
+		watch = perf_shared_each(ctx, perf_shared_fold_one, 1);
+		if (watch)
 			perf_shared_watch_set(ctx, t, hrtimer_cb_get_time(t));
 	}
 	pmuctx_ctx_unlock(ctx);
-	return muxed ? HRTIMER_RESTART : HRTIMER_NORESTART;
+	return watch ? HRTIMER_RESTART : HRTIMER_NORESTART;
 }
 
 static void perf_shared_load(struct pmuctx_context *ctx)
@@ -529,6 +553,8 @@ static void perf_shared_program(struct pmuctx_context *ctx,
 	unsigned int seen = on ? perf_shared_snap(c, NULL, local_clock()) :
 				 perf_shared_fold_one(c, NULL, local_clock());
 
+	if (on)
+		perf_shared_watch(ctx, seen & PERF_SHARED_SAMPLES);
 	if (!(seen & PERF_SHARED_ENDED))
 		return;
 	pmuctx_ctx_holder_clocks(ctx, clk);

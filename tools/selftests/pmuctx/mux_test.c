@@ -168,19 +168,6 @@ static int write_file(const char *path, const char *val)
 	return ret;
 }
 
-static long read_long(const char *path)
-{
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /*
  * The shared backend (kernel/perf_shared.c): perf's per-CPU events under
  * the contexts.  There a context's counters take turns only when perf
@@ -217,23 +204,8 @@ static long read_long(const char *path)
 #define SHARED_MUX_MS	1
 #define MAX_FILLERS	64
 
-static char perf_mux_path[160];
 static long saved_max_borrowed = -1, saved_perf_mux_ms = -1;
 static int fillers[MAX_FILLERS], nr_fillers;
-
-/* perf's PMU's multiplexing interval (its name from PMUCTX_INFO). */
-static const char *perf_mux_interval_path(void)
-{
-	struct pmuctx_info info = { .size = sizeof(info) };
-	const char *pmu;
-
-	if (!perf_mux_path[0] && !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
-	    (pmu = strchr(info.backend, ':')))
-		snprintf(perf_mux_path, sizeof(perf_mux_path),
-			 "/sys/bus/event_source/devices/%s/perf_event_mux_interval_ms",
-			 pmu + 1);
-	return perf_mux_path;
-}
 
 /* Before any test: what shared_prepare() changes, to be put back. */
 static void __attribute__((constructor)) shared_save(void)

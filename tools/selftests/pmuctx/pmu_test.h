@@ -161,6 +161,35 @@ static inline bool perf_shared(void)
 	return pmu_features() & PMUCTX_FEAT_PERF_SHARED;
 }
 
+/* A number from a sysfs or procfs file; -1 where there is none. */
+static inline long read_long(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* The shared backend's PMU's multiplexing interval (its name from PMUCTX_INFO). */
+static inline const char *perf_mux_interval_path(void)
+{
+	static char path[160];
+	struct pmuctx_info info = { .size = sizeof(info) };
+	const char *pmu;
+
+	if (!path[0] && !ioctl(pmuctx_dev(), PMUCTX_INFO, &info) &&
+	    (pmu = strchr(info.backend, ':')))
+		snprintf(path, sizeof(path),
+			 "/sys/bus/event_source/devices/%s/perf_event_mux_interval_ms",
+			 pmu + 1);
+	return path;
+}
+
 /* perf's events bound to the counted tasks: no swaps. */
 static inline bool perf_task_bound(void)
 {

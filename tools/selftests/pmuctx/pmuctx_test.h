@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/pmuctx.h>
 
@@ -167,6 +168,15 @@ static inline long switches_thread(void)
 
 	getrusage(RUSAGE_THREAD, &ru);
 	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Fault in @pages fresh anonymous pages: exactly @pages minor faults. */

@@ -531,6 +531,19 @@ static void drain(int fd, struct drained *d)
 	} while (sr.nr);
 }
 
+/*
+ * The most folds the watch timer made of a sampling context loaded for
+ * @ns: armed once, then each half of perf's multiplexing interval at
+ * most (perf_shared.c); 0 where the interval cannot be read (the
+ * caller's assertion then fails on any watch fold).
+ */
+static uint64_t watch_folds_at_most(uint64_t ns)
+{
+	long mux_ms = read_long(perf_mux_interval_path());
+
+	return mux_ms > 0 ? ns / (mux_ms * 1000000 / 2) + 1 : 0;
+}
+
 static int open_sampler(uint64_t period, uint64_t flags)
 {
 	return pmuctx_open_raw(pmu_instructions_event(), PMUCTX_ATTR_EXCLUDE_KERNEL | flags,
@@ -543,15 +556,15 @@ static int open_sampler(uint64_t period, uint64_t flags)
  * shorter than the wake (many periods a sample) and one longer (a sample
  * a period); the overflow count says the same; at most one sample a fold
  * (a wake's, an unload's when something else ran a moment, the
- * disable's); every sample but the disable's in the loop: the interrupt
- * came while it ran, and the registers are the task's.
+ * disable's, the watch timer's); every sample but the disable's in the
+ * loop: the interrupt came while it ran, and the registers are the task's.
  */
 TEST(sampling_counts_exact_periods)
 {
 	static const uint64_t periods[] = { 100003, 3000017 };
 	struct pmuctx_ctx_stats st[2];
 	struct drained d;
-	uint64_t v, p, loads;
+	uint64_t v, p, loads, t0, watched;
 	int fd, i;
 
 	if (!perf_shared() || !exact())
@@ -562,25 +575,28 @@ TEST(sampling_counts_exact_periods)
 		ASSERT_LE(0, fd) TH_LOG("period %llu: %s", (unsigned long long)p,
 					strerror(errno));
 		ASSERT_EQ(0, ctx_stats(fd, &st[0]));
+		t0 = now_ns();
 		ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 		run_loop(5000000);
 		ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+		watched = watch_folds_at_most(now_ns() - t0);
 		ASSERT_EQ(0, ctx_stats(fd, &st[1]));
 		loads = st[1].loads - st[0].loads;
 		v = pmuctx_read1(fd);
 		drain(fd, &d);
-		TH_LOG("period %llu: %llu instructions, %llu samples for %llu events, %llu overflows, %llu outside the loop (last %#llx), %llu reloads",
+		TH_LOG("period %llu: %llu instructions, %llu samples for %llu events, %llu overflows, %llu outside the loop (last %#llx), %llu reloads, %llu watch folds at most",
 		       (unsigned long long)p, (unsigned long long)v,
 		       (unsigned long long)d.samples, (unsigned long long)d.periods,
 		       (unsigned long long)d.overflows, (unsigned long long)d.outside,
-		       (unsigned long long)d.last_ip, (unsigned long long)loads);
+		       (unsigned long long)d.last_ip, (unsigned long long)loads,
+		       (unsigned long long)watched);
 		EXPECT_LE(10000000, v);
 		EXPECT_EQ(v / p * p, d.periods);
 		EXPECT_EQ(v / p, d.overflows);
 		EXPECT_EQ(0, d.lost);
 		EXPECT_LE(1, d.samples);
-		/* A wake's, an unload's, the disable's: a fold's each. */
-		EXPECT_GE(v / WAKE + loads + 2, d.samples);
+		/* A wake's, an unload's, the disable's, the watch's: a fold's each. */
+		EXPECT_GE(v / WAKE + loads + watched + 2, d.samples);
 		if (p > WAKE)
 			EXPECT_EQ(v / p, d.samples);
 		EXPECT_GE(1, d.outside);
@@ -596,13 +612,15 @@ TEST(sampling_counts_exact_periods)
  * two, for the first and last partial wakes), and every sample but those
  * of folds at other times (a reload after something else ran, the
  * disable's) has the loop's IP.  Without the demux, the samples would
- * come only at those other folds.
+ * come only at those other folds.  The watch timer folds a sampling
+ * context too, at most once per half of perf's multiplexing interval
+ * (perf_shared.c): those samples are the loop's as well.
  */
 TEST(every_wake_samples_the_loaded_context)
 {
 	struct pmuctx_ctx_stats st[2];
 	struct drained d;
-	uint64_t v, loads;
+	uint64_t v, loads, t0, ns, watched;
 	int fd;
 
 	if (!perf_shared() || !exact())
@@ -611,22 +629,26 @@ TEST(every_wake_samples_the_loaded_context)
 			     PMUCTX_ATTR_DISABLED, 4099, 0);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	ASSERT_EQ(0, ctx_stats(fd, &st[0]));
+	t0 = now_ns();
 	ioctl(fd, PMUCTX_IOC_ENABLE, 0);
 	run_loop(10000000);
 	ioctl(fd, PMUCTX_IOC_DISABLE, 0);
+	ns = now_ns() - t0;
 	ASSERT_EQ(0, ctx_stats(fd, &st[1]));
 	loads = st[1].loads - st[0].loads;
+	watched = watch_folds_at_most(ns);
 	v = pmuctx_read1(fd);
 	drain(fd, &d);
-	TH_LOG("%llu cycles, %llu samples (%llu outside the loop), %llu overflows, %llu reloads",
+	TH_LOG("%llu cycles, %llu samples (%llu outside the loop), %llu overflows, %llu reloads, %llu ns (watch folds %llu at most)",
 	       (unsigned long long)v, (unsigned long long)d.samples,
 	       (unsigned long long)d.outside, (unsigned long long)d.overflows,
-	       (unsigned long long)loads);
+	       (unsigned long long)loads, (unsigned long long)ns,
+	       (unsigned long long)watched);
 	EXPECT_LE(1000000, v);
 	EXPECT_EQ(v / 4099, d.overflows);
 	EXPECT_EQ(d.overflows * 4099, d.periods);
 	EXPECT_LE(v / WAKE, d.samples + 2);
-	EXPECT_GE(v / WAKE + loads + 2, d.samples);
+	EXPECT_GE(v / WAKE + loads + watched + 2, d.samples);
 	EXPECT_GE(loads + 1, d.outside);
 	close(fd);
 }
