@@ -161,20 +161,6 @@ static inline bool perf_shared(void)
 	return pmu_features() & PMUCTX_FEAT_PERF_SHARED;
 }
 
-/* A number from a sysfs or procfs file; -1 where there is none. */
-static inline long read_long(const char *path)
-{
-	long v = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* The shared backend's PMU's multiplexing interval (its name from PMUCTX_INFO). */
 static inline const char *perf_mux_interval_path(void)
 {

@@ -170,6 +170,20 @@ static inline long switches_thread(void)
 	return ru.ru_nvcsw + ru.ru_nivcsw;
 }
 
+/* A number from a sysfs, cgroup or procfs file; -1 where there is none. */
+static inline long read_long(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
 /* CLOCK_MONOTONIC in ns. */
 static inline uint64_t now_ns(void)
 {

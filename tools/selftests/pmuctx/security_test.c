@@ -1265,17 +1265,9 @@ static int cg_write(const char *cg, const char *file, const char *val)
 static long long cg_memory(const char *cg)
 {
 	char path[256];
-	long long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), CG_ROOT "/%s/memory.current", cg);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return read_long(path);
 }
 
 /* cgroup2 with the memory controller for A, B and C, or -1. */
