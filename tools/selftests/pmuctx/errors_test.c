@@ -36,6 +36,8 @@ TEST(attr_size_versions)
 	struct pmuctx_attr a = sw_attr(PMUCTX_SW_TASK_CLOCK);
 	int fd;
 
+	SELECTED_OR_SKIP();
+
 	a.size = PMUCTX_ATTR_SIZE_VER0 - 8;
 	EXPECT_OPEN_ERRNO(EINVAL, &a, 0, -1, 0);
 	a.size = 0;
@@ -56,6 +58,8 @@ TEST(attr_size_versions)
 TEST(attr_fields)
 {
 	struct pmuctx_attr a;
+
+	SELECTED_OR_SKIP();
 
 	a = sw_attr(PMUCTX_SW_TASK_CLOCK);
 	a.type = PMUCTX_TYPE_MAX;
@@ -117,6 +121,8 @@ TEST(open_args)
 	struct pmuctx_attr a = sw_attr(PMUCTX_SW_TASK_CLOCK);
 	struct pmuctx_open_args args = { .attr = (uintptr_t)&a, .group_fd = -1 };
 
+	SELECTED_OR_SKIP();
+
 	args.flags = PMUCTX_OPEN_ALL + 1;
 	EXPECT_EQ(-1, ioctl(pmuctx_dev(), PMUCTX_OPEN, &args));
 	EXPECT_EQ(EINVAL, errno);
@@ -142,6 +148,8 @@ TEST(targets)
 	int status;
 	pid_t pid;
 
+	SELECTED_OR_SKIP();
+
 	EXPECT_OPEN_ERRNO(EINVAL, &a, -5, -1, 0);
 	EXPECT_OPEN_ERRNO(ESRCH, &a, 4000000, -1, 0);	/* > pid_max */
 	/* Kernel threads have no user return to hook: kthreadd is pid 2. */
@@ -165,6 +173,8 @@ TEST(group_fds)
 	struct pmuctx_attr a = sw_attr(PMUCTX_SW_TASK_CLOCK);
 	int devnull = open("/dev/null", O_RDONLY);
 	int lead, member;
+
+	SELECTED_OR_SKIP();
 
 	EXPECT_OPEN_ERRNO(EINVAL, &a, 0, devnull, 0);
 	EXPECT_OPEN_ERRNO(EBADF, &a, 0, 999, 0);
@@ -197,6 +207,8 @@ TEST(plain_read_words_to_hostile_buffers)
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t words[4], id, *edge;
 	char *map;
+
+	SELECTED_OR_SKIP();
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, PMUCTX_IOC_ID, &id));
@@ -235,6 +247,8 @@ TEST(counter_fd_ioctls_and_reads)
 	struct pmuctx_ctx_stats st = { .size = 8 };
 	volatile uintptr_t bad_addr = 16;
 	uint64_t v;
+
+	SELECTED_OR_SKIP();
 
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, ioctl(fd, PMUCTX_IOC_ENABLE, 2));
@@ -357,6 +371,8 @@ TEST(attach_policy)
 {
 	pid_t stranger;
 	int go[2], status;
+
+	SELECTED_OR_SKIP();
 
 	/* pid 1 belongs to root and is not our descendant. */
 	EXPECT_EQ(EACCES, as_nobody(try_init, NULL));

@@ -45,17 +45,6 @@
 #define PMUCTX_DEFAULT_MAX_COUNTERS	1024
 
 /*
- * PMUCTX_TEST=<name> runs only that test of a file (the 6.1 harness has no
- * filter): a race that corrupts the old module's state cannot then hide or
- * fake the next test's result.
- */
-#define SELECTED_OR_SKIP() do {						\
-	const char *__only = getenv("PMUCTX_TEST");			\
-	if (__only && strcmp(__only, _metadata->name))			\
-		SKIP(return, "PMUCTX_TEST=%s", __only);			\
-} while (0)
-
-/*
  * Become uid/gid 65534 for good (real, effective, saved).  Changing ids
  * leaves the process undumpable; a plain user process is dumpable.
  */
