@@ -95,8 +95,9 @@ static u64 perf_fb_missed(struct perf_event *ev)
  * that ended in them, as the native backends count them.  The sample is
  * the task's user registers (overflow.c): a fold runs in the task, or in
  * the irq_work right after the overflow's interrupt.  The shared
- * backend's too: its contexts' holder is the task running where they are
- * loaded, the swapped-in one after a swap.
+ * backend's too, and its watch timer's interrupt: its contexts' holder is
+ * the task running where they are loaded, the swapped-in one after a
+ * swap.
  */
 noinline void pmuctx_perf_periods(struct pmuctx_counter *c, u64 delta)
 {
