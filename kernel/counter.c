@@ -441,12 +441,11 @@ void pmuctx_counter_split_slice(struct pmuctx_counter *c, const u64 *clk)
 static void pmuctx_counter_zero(struct pmuctx_counter *c, const u64 *clk)
 {
 	c->base = 0;
-	c->snap = pmuctx_counter_clock(c, clk);
 	if (pmuctx_counter_counting(c)) {
 		c->run_base += pmuctx_counter_ran_seen(c, clk);
-		c->run_snap = pmuctx_counter_run_clock(c, clk);
-		c->ran_seen = 0;
-		c->hw_ran = false;
+		pmuctx_counter_slice_begin(c, clk);
+	} else {
+		c->snap = pmuctx_counter_clock(c, clk);
 	}
 	memset(&c->slices, 0, sizeof(c->slices));
 }
