@@ -545,6 +545,34 @@ static void perf_shared_fold(struct pmuctx_context *ctx)
 	perf_shared_watch(ctx, perf_shared_each(ctx, perf_shared_fold_one, 2));
 }
 
+/*
+ * The handoff of two equivalent INHERIT_STAT contexts (kernel/sched.c,
+ * pmuctx_handoff()): @ctx folds as at an unload, and each counter of
+ * @next, in the same slot on the same configuration (equivalent contexts
+ * program the same slots alike), takes the same reading as its snapshot,
+ * as its load would have read it again: one reading of each event where
+ * an unload and a load took two.  A turn of perf's that ended while
+ * @next was not loaded ends its slice here, as at its load; @next's
+ * clocks start after this, from the values its split reads.  Counting
+ * counters only (no sampling: pmuctx_ctx_swap_key()), so the watch is
+ * for perf's multiplexing alone.  Both contexts claimed, IRQs off.
+ */
+static void perf_shared_handoff_fold(struct pmuctx_context *ctx,
+				     struct pmuctx_context *next)
+{
+	unsigned long used = ctx->used_mask;
+	unsigned int seen = 0;
+	bool watch;
+	int i;
+
+	watch = perf_shared_each(ctx, perf_shared_fold_one, 2);
+	for_each_set_bit(i, &used, PMUCTX_MAX_HW_SLOTS)
+		seen |= perf_shared_snap(next->slots[i], ctx->slots[i], 0);
+	if (unlikely(seen & PERF_SHARED_ENDED))
+		perf_shared_split(next);
+	perf_shared_watch(next, watch || (seen & PERF_SHARED_MUXED));
+}
+
 /* A counter comes onto a loaded context's PMU, or goes off it. */
 static void perf_shared_program(struct pmuctx_context *ctx,
 				struct pmuctx_counter *c, bool on)
@@ -813,6 +841,7 @@ static struct pmuctx_hw_desc perf_shared_desc = {
 	.load = perf_shared_load,
 	.unload = perf_shared_unload,
 	.fold = perf_shared_fold,
+	.handoff_fold = perf_shared_handoff_fold,
 	.program = perf_shared_program,
 	.pause = pmuctx_perf_nothing,
 	.resume = pmuctx_perf_nothing,

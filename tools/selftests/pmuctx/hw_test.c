@@ -901,8 +901,9 @@ TEST(hardware_counters_swap_like_software_ones)
  * INHERIT_STAT hardware counters keep each task's own instructions:
  * parent and child take STAT_ROUNDS turns on one CPU, the child running
  * STAT_CHILD_LOOP iterations a turn and the parent STAT_PARENT_LOOP, each
- * switch between them a handoff (the PMU counts on, each register read
- * once; perf's backend: a full unload and load).  Under icount each count
+ * switch between them a handoff (the PMU counts on, each register or
+ * borrowed event read once; the task-bound backend: a full unload and
+ * load).  Under icount each count
  * is its loops' exact instructions plus the few of its pipe calls; the two
  * add up to the family total exactly.
  */
@@ -961,10 +962,11 @@ TEST(inherit_stat_keeps_each_task_instructions)
 	EXPECT_EQ(0, st.tree_swaps);
 	EXPECT_LE(2 * STAT_ROUNDS, st.tree_loads + st.tree_handoffs);
 	/*
-	 * The events belong to tasks there: a handoff would mix them.  The
-	 * shared backend has no handoff (no handoff_fold): it loads.
+	 * The task-bound backend's events belong to tasks: a handoff would
+	 * mix them, so it loads.  The shared backend's belong to CPUs, and
+	 * its handoff reads each once for both contexts.
 	 */
-	if (perf_backed()) {
+	if (perf_task_bound()) {
 		EXPECT_EQ(0, st.tree_handoffs);
 	} else {
 		EXPECT_LE(STAT_ROUNDS, st.tree_handoffs);
