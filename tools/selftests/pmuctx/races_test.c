@@ -178,6 +178,7 @@ TEST(attach_between_fork_and_first_run)
 struct pp_faults {
 	volatile int phase;	/* 1: run, 2: stop */
 	volatile uint64_t turns_parent, turns_child;
+	uint64_t faults;	/* reset races: the parent's, each once taken */
 };
 
 struct stat_race {
@@ -185,43 +186,38 @@ struct stat_race {
 	bool reset_mode;
 	bool tree_mode;		/* process-tree reads, each task's own count */
 	bool inherit_stat;	/* such contexts load at every switch, never swap */
+	bool pmu;		/* a PMU counter's instructions, not page faults */
 	int idle_clones;	/* IDLE_CLONES / storm_scale() */
 	struct pp_faults *pf;	/* shared with the child */
 	volatile pid_t kid;	/* the child of the two tasks that run */
-	clockid_t parent_clock, kid_clock;	/* their CPU-time clocks */
 	long reads, drops, resets, bad_resets, round_trips;
 	long bad_trees;		/* tree reads that broke a rule below */
 	char bad_tree[160];	/* the first one's */
 	uint64_t first, max, final, drop_from, drop_to, bad_value, bad_allowed;
+	int64_t most_over;	/* reset races: most faults a reset left over the tally */
 	uint64_t swaps, loads, handoffs;	/* the family's, while the reader ran */
 };
 
 /*
- * A task's CPU time by the kernel's own clock, in ns: its CPU-time clock,
- * which the kernel brings up to date for the read even while the task
- * runs on another CPU, by that CPU's sched_clock, as task-clock counts.
- * (schedstat lagged by up to a tick, and by a whole host stall of that
- * vCPU when the stall ended between two ticks: task-clock had counted the
- * stall and schedstat not yet.)
+ * Resets count page faults, which no clock skews: the parent takes one
+ * fault per turn and then adds it to pf->faults, so a fault the family
+ * counted after a reset took effect is one the tally gained between the
+ * reader's loads around the reset and its read, or the one fault in
+ * flight at the second load.  A whole reset leaves no more than that,
+ * plus RESET_SLACK_FAULTS for faults the tasks take outside the tally
+ * (a copy-on-write page, a stack page).  A reset that missed the parent's
+ * instance leaves what it counted since the last one: RESET_GAP_FAULTS
+ * and more, by the reader's wait.  (A task-clock version of this test
+ * could not tell a missed reset from the x86 TCG guest's sched_clock,
+ * which jumps by up to two ticks between CPUs: design.rst.)
  */
-static uint64_t cpu_ns_of(clockid_t cid)
-{
-	struct timespec ts;
-
-	if (clock_gettime(cid, &ts))
-		return 0;
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/*
- * Where sched_clock is unstable (x86 under TCG), a read of another CPU's
- * clock is clamped to one tick past that CPU's last tick, and jumps when
- * it ticks: a read across CPUs may be a tick (4 ms at HZ=250) ahead of
- * what the same CPU would read.  A reset that missed a task leaves what
- * it counted since the last reset: RESET_GAP_NS and more.
- */
-#define RESET_SLACK_NS	(4500000ULL)
-#define RESET_GAP_NS	(20000000ULL)
+#define RESET_FAULT_PAGES	256	/* the parent's region, refaulted */
+#define RESET_GAP_FAULTS	64
+#define RESET_SLACK_FAULTS	16
+#define RESET_GAP_WAIT_NS	(2000000000ULL)	/* a stalled parent ends the run */
+/* What a missed reset leaves must stand out from what a whole one may. */
+_Static_assert(RESET_GAP_FAULTS > RESET_SLACK_FAULTS + 1,
+	       "a missed reset's count must exceed a whole one's bound");
 
 /*
  * One process-tree read of INHERIT_STAT page faults: each task once, the
@@ -294,7 +290,7 @@ static void tree_reader(struct stat_race *sr)
 static void *stat_reader(void *arg)
 {
 	struct stat_race *sr = arg;
-	uint64_t v, prev = 0, s0, s1, c0, c1, allowed;
+	uint64_t v, prev = 0, s0, f0, f1, allowed;
 
 	while (sr->pf->phase < 1)
 		sleep_ms(1);
@@ -304,33 +300,24 @@ static void *stat_reader(void *arg)
 	}
 	while (sr->pf->phase == 1) {
 		if (sr->reset_mode) {
-			/*
-			 * Task clock: the parent spins, the child only yields,
-			 * both on CPU 0.  After a whole reset the family holds
-			 * at most the CPU time since, at most the time elapsed,
-			 * plus RESET_SLACK_NS for clocks read across CPUs; a
-			 * reset that missed the parent leaves its last
-			 * RESET_GAP_NS, well above that.
-			 */
 			s0 = now_ns();
-			while (now_ns() - s0 < RESET_GAP_NS)
+			while (__atomic_load_n(&sr->pf->faults, __ATOMIC_ACQUIRE) <
+			       prev + RESET_GAP_FAULTS &&
+			       now_ns() - s0 < RESET_GAP_WAIT_NS && sr->pf->phase == 1)
 				;
-			/*
-			 * Also bounded by the CPU time the kernel itself
-			 * accounted to the two (same clock as task-clock):
-			 * where sched_clock is unstable (x86 under TCG) it can
-			 * jump by more than the elapsed wall time.
-			 */
-			c0 = cpu_ns_of(sr->parent_clock) + cpu_ns_of(sr->kid_clock);
-			s0 = now_ns();
+			/* Every reset RESET_GAP_FAULTS or more after the last. */
+			f0 = __atomic_load_n(&sr->pf->faults, __ATOMIC_ACQUIRE);
+			if (f0 < prev + RESET_GAP_FAULTS)
+				break;
 			if (ioctl(sr->fd, PMUCTX_IOC_RESET, 0))
 				break;
 			v = pmuctx_read1(sr->fd);
-			s1 = now_ns();
-			c1 = cpu_ns_of(sr->parent_clock) + cpu_ns_of(sr->kid_clock);
+			f1 = __atomic_load_n(&sr->pf->faults, __ATOMIC_ACQUIRE);
+			prev = f1;
 			sr->resets++;
-			allowed = s1 - s0 > c1 - c0 ? s1 - s0 : c1 - c0;
-			allowed += RESET_SLACK_NS;
+			allowed = f1 - f0 + 1 + RESET_SLACK_FAULTS;
+			if ((int64_t)(v - (f1 - f0)) > sr->most_over)
+				sr->most_over = v - (f1 - f0);
 			if (v > allowed) {
 				if (!sr->bad_resets++) {
 					sr->bad_value = v;
@@ -362,10 +349,10 @@ static void *stat_reader(void *arg)
  * equivalent and each switch is a swap that exchanges the two contexts
  * (and so their values) between the tasks; with INHERIT_STAT contexts
  * never swap (uapi.rst), and each switch unloads one and fully loads the
- * other.  A thread on CPU 1 reads the family (or its process tree, or,
- * counting task clock, resets it) meanwhile.  sr->swaps, sr->loads and sr->handoffs are what the family did
- * meanwhile, for the caller to check that the switches it means to race
- * happened.
+ * other.  A thread on CPU 1 reads the family (or its process tree, or
+ * resets it while the parent faults a page a turn) meanwhile.  sr->swaps,
+ * sr->loads and sr->handoffs are what the family did meanwhile, for the
+ * caller to check that the switches it means to race happened.
  */
 #define MIN_SWITCHES	100	/* why: expect_switch_kind() */
 #define STAT_RACE_OPS	200	/* reads or resets a storm aims at */
@@ -383,14 +370,32 @@ static uint64_t switches_since(const struct stat_race *sr,
 				  st.tree_swaps - st0->tree_swaps;
 }
 
+/*
+ * One page fault of the parent's, then its tally: a write to the next
+ * page of @area, each page fresh again once the region was dropped.
+ */
+static void fault_one_page(struct stat_race *sr, char *area, long *next)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+
+	if (*next == RESET_FAULT_PAGES) {
+		madvise(area, RESET_FAULT_PAGES * psz, MADV_DONTNEED);
+		*next = 0;
+	}
+	area[(*next)++ * psz] = 1;
+	__atomic_fetch_add(&sr->pf->faults, 1, __ATOMIC_RELEASE);
+}
+
 static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *sr)
 {
+	char *fault_area = NULL;
+	long next_page = 0;
 	int blocked[2], rel[2], idle[2], i, status;
 	pid_t idle_pids[IDLE_CLONES], kid;
 	char c = 'x';
 	pthread_t th;
 	struct pmuctx_ctx_stats st0, st1;
-	uint64_t start, end;
+	uint64_t start, end, flags;
 	long ops;
 
 	ASSERT_EQ(0, become_nobody());
@@ -403,10 +408,12 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	ASSERT_EQ(0, pthread_create(&th, NULL, stat_reader, sr));
 	pin_thread(th, 1);
 	pin_to_cpu(0);
-	sr->fd = open_sw_on(sr->reset_mode ? PMUCTX_SW_TASK_CLOCK :
-			    PMUCTX_SW_PAGE_FAULTS, PMUCTX_ATTR_INHERIT |
-			    (sr->inherit_stat ? PMUCTX_ATTR_INHERIT_STAT : 0),
-			    0, 0);
+	flags = PMUCTX_ATTR_INHERIT | (sr->inherit_stat ? PMUCTX_ATTR_INHERIT_STAT : 0);
+	if (sr->pmu)
+		sr->fd = pmuctx_open_raw(pmu_instructions_event(),
+					 flags | PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	else
+		sr->fd = open_sw_on(PMUCTX_SW_PAGE_FAULTS, flags, 0, 0);
 	ASSERT_LE(0, sr->fd);
 	touch_small_pages(BIG_FAULTS);
 	for (i = 0; i < sr->idle_clones; i++) {
@@ -420,7 +427,6 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		}
 	}
 	close(idle[0]);
-	ASSERT_EQ(0, pthread_getcpuclockid(pthread_self(), &sr->parent_clock));
 	kid = fork();	/* its clone comes last in the family walk */
 	ASSERT_LE(0, kid);
 	if (!kid) {
@@ -433,7 +439,15 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		_exit(0);
 	}
 	sr->kid = kid;
-	ASSERT_EQ(0, clock_getcpuclockid(kid, &sr->kid_clock));
+	if (sr->reset_mode) {
+		/* After the fork: its pages fault fresh, never copy-on-write. */
+		fault_area = mmap(NULL, RESET_FAULT_PAGES * sysconf(_SC_PAGESIZE),
+				  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		ASSERT_NE(MAP_FAILED, fault_area);
+		madvise(fault_area, RESET_FAULT_PAGES * sysconf(_SC_PAGESIZE),
+			MADV_NOHUGEPAGE);
+	}
 	for (i = 0; i < 20; i++)
 		sched_yield();
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st0));
@@ -441,7 +455,8 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 	/*
 	 * At least 2 s, then until the reader has done STAT_RACE_OPS reads
 	 * or resets (both over the storm scale, never below what the tests
-	 * expect: 200 resets are 4 s of RESET_GAP_NS) and the family has
+	 * expect: 200 resets are 12,800 turns of the parent's, one fault
+	 * each, by RESET_GAP_FAULTS) and the family has
 	 * switched MIN_SWITCHES times (a loaded debug kernel may need longer:
 	 * 96 loads in the 2 s seen), at most 30 s.
 	 */
@@ -455,12 +470,14 @@ static void stat_race_run(struct __test_metadata *_metadata, struct stat_race *s
 		now_ns() < start + 30000000000ULL)) {
 		sr->pf->turns_parent++;
 		if (sr->reset_mode)
-			spin_loop(5000);
+			fault_one_page(sr, fault_area, &next_page);
 		sched_yield();
 		sr->round_trips++;
 	}
 	sr->pf->phase = 2;
 	pthread_join(th, NULL);
+	if (fault_area)
+		munmap(fault_area, RESET_FAULT_PAGES * sysconf(_SC_PAGESIZE));
 	read_full(blocked[0], &c, 1);
 	ASSERT_EQ(0, wait_for_wchan(kid, "pipe_read"));
 	ASSERT_EQ(0, ctx_stats(sr->fd, &st1));
@@ -496,7 +513,10 @@ static void expect_switch_kind(struct __test_metadata *_metadata,
 {
 	if (sr->inherit_stat) {
 		EXPECT_EQ(0, sr->swaps) TH_LOG("an INHERIT_STAT context swapped");
-		/* Software counters only: the switches between them hand off. */
+		/*
+		 * Software counters, or one PMU counter of a backend whose
+		 * counters belong to the CPU: the switches hand off.
+		 */
 		EXPECT_LE(MIN_SWITCHES, sr->handoffs);
 	} else {
 		EXPECT_LE(MIN_SWITCHES, sr->swaps)
@@ -506,11 +526,16 @@ static void expect_switch_kind(struct __test_metadata *_metadata,
 	}
 }
 
-static void stat_reads_run(struct __test_metadata *_metadata, bool inherit_stat)
+static void stat_reads_run(struct __test_metadata *_metadata, bool inherit_stat,
+			   bool pmu)
 {
-	struct stat_race sr = { .reset_mode = false, .inherit_stat = inherit_stat };
+	struct stat_race sr = {
+		.reset_mode = false, .inherit_stat = inherit_stat, .pmu = pmu,
+	};
 
 	RACE_OR_SKIP();
+	if (pmu && (!have_pmu() || perf_task_bound()))
+		SKIP(return, "needs a PMU whose counters belong to the CPU (handoffs)");
 	stat_race_run(_metadata, &sr);
 	TH_LOG("%ld reads from %llu, max %llu, final %llu; %ld drops (first %llu -> %llu)",
 	       sr.reads, (unsigned long long)sr.first, (unsigned long long)sr.max,
@@ -525,13 +550,16 @@ static void stat_reads_run(struct __test_metadata *_metadata, bool inherit_stat)
 
 static void stat_resets_run(struct __test_metadata *_metadata, bool inherit_stat)
 {
-	struct stat_race sr = { .reset_mode = true, .inherit_stat = inherit_stat };
+	struct stat_race sr = {
+		.reset_mode = true, .inherit_stat = inherit_stat,
+		.most_over = INT64_MIN,
+	};
 
 	RACE_OR_SKIP();
 	stat_race_run(_metadata, &sr);
-	TH_LOG("%ld resets, %ld left a task's count (first: read %llu ns, at most %llu since)",
-	       sr.resets, sr.bad_resets, (unsigned long long)sr.bad_value,
-	       (unsigned long long)sr.bad_allowed);
+	TH_LOG("%ld resets, at least %d faults apart, each left at most %lld faults over the tally; %ld left a task's count (first: read %llu faults, at most %llu since)",
+	       sr.resets, RESET_GAP_FAULTS, (long long)sr.most_over, sr.bad_resets,
+	       (unsigned long long)sr.bad_value, (unsigned long long)sr.bad_allowed);
 	expect_switch_kind(_metadata, &sr);
 	EXPECT_LT(STAT_RACE_MIN_OPS, sr.resets);
 	EXPECT_EQ(0, sr.bad_resets);
@@ -540,7 +568,7 @@ static void stat_resets_run(struct __test_metadata *_metadata, bool inherit_stat
 /* Family reads against swaps that exchange the two tasks' contexts. */
 TEST(family_reads_racing_swaps_are_monotonic)
 {
-	stat_reads_run(_metadata, false);
+	stat_reads_run(_metadata, false, false);
 }
 
 /* Family resets against swaps: no context is missed while it moves. */
@@ -552,13 +580,25 @@ TEST(family_reset_racing_swaps_is_whole)
 /* INHERIT_STAT: family reads against the full loads of every switch. */
 TEST(inherit_stat_family_reads_are_monotonic)
 {
-	stat_reads_run(_metadata, true);
+	stat_reads_run(_metadata, true, false);
 }
 
 /* INHERIT_STAT: family resets against the full loads of every switch. */
 TEST(inherit_stat_family_reset_is_whole)
 {
 	stat_resets_run(_metadata, true);
+}
+
+/*
+ * INHERIT_STAT on a PMU counter (user-mode instructions): family reads on
+ * CPU 1 against the handoffs on CPU 0, where each switch folds prev's
+ * instance and starts next's from one reading of the PMU (the native
+ * backends' registers, the shared backend's borrowed event): a read that
+ * saw a fold's instance count twice, or neither, would not be monotonic.
+ */
+TEST(inherit_stat_pmu_family_reads_racing_handoffs_are_monotonic)
+{
+	stat_reads_run(_metadata, true, true);
 }
 
 /*
