@@ -300,30 +300,38 @@ void pmuctx_freq_start(struct pmuctx_counter *c, u64 period)
 	c->freq_period = clamp_t(u64, period, 1, PMUCTX_FREQ_MAX_PERIOD);
 	c->freq_stamp = ktime_get_ns();
 	c->period_left = c->freq_period;
+	c->freq_left = c->period_left;
 }
 
 /*
  * pmuctx_periods_ended() for PMUCTX_ATTR_FREQ, the first of @delta's
  * periods ended: count them at the period they had, then choose the next
- * period from the rate since the last period ended, the events that would
- * take 1/freq s at that rate.  At most a factor of 8 a step, so that a
- * task that slept (its rate looks low) comes back within a sample or two;
- * no smoothing beyond that, so that a start far off (the first period
- * guesses an event a nanosecond) costs two periods, not a dozen.  The
- * events already into the next period count towards it.  ctx->lock held;
- * not in NMI (the clock is not NMI-safe).
+ * period from the rate since the last choice, the events that would take
+ * 1/freq s at that rate.  The rate is of every event counted since then,
+ * not of the periods that ended: a fold comes at any point of a period on
+ * the perf backends (a wake every 2^20 events, the watch, a switch), and
+ * whole periods over the time between folds misjudged it by up to a
+ * period a fold.  At most a factor of 8 a step, so that a task that slept
+ * (its rate looks low) comes back within a sample or two; no smoothing
+ * beyond that, so that a start far off (the first period guesses an event
+ * a nanosecond) costs two periods, not a dozen.  The events already into
+ * the next period count towards it, and when they are a new, shorter
+ * period or more, those periods end here too: every event is in one
+ * sample's period or in the one running.  ctx->lock held; not in NMI (the
+ * clock is not NMI-safe).
  */
 u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta)
 {
-	u64 period = c->freq_period, n, into_next, now, dt, target;
+	u64 period = c->freq_period, n, m, into_next, now, dt, target, seen;
 
+	seen = c->freq_left - c->period_left + delta;
 	n = pmuctx_count_periods(c, delta, period);
 	into_next = period - c->period_left;
 	c->freq_events = n * period;
 	now = ktime_get_ns();
 	dt = now - c->freq_stamp;
 	if ((s64)dt > 0) {
-		target = mul_u64_u64_div_u64(c->freq_events,
+		target = mul_u64_u64_div_u64(seen,
 					     NSEC_PER_SEC / c->attr.sample_period,
 					     dt);
 		period = clamp_t(u64, target, period / 8, period * 8);
@@ -331,7 +339,14 @@ u64 pmuctx_freq_periods_ended(struct pmuctx_counter *c, u64 delta)
 		c->freq_period = period;
 	}
 	c->freq_stamp = now;
-	c->period_left = into_next < period ? period - into_next : 1;
+	if (into_next >= period) {
+		m = div64_u64(into_next, period);
+		n += m;
+		c->freq_events += m * period;
+		into_next -= m * period;
+	}
+	c->period_left = period - into_next;
+	c->freq_left = c->period_left;
 	return n;
 }
 

@@ -778,12 +778,13 @@ struct pmuctx_counter {
 	u64 hw_run_prev;
 	u64 period_left;	/* events to the next overflow sample */
 	/*
-	 * PMUCTX_ATTR_FREQ, under ctx->lock: the period now, and when the
-	 * last one ended (or the counter started), from which the next is chosen
+	 * PMUCTX_ATTR_FREQ, under ctx->lock: the period now, and when it was
+	 * chosen (or the counter started) with @period_left then
+	 * (@freq_left), from which the rate for the next is measured
 	 * (pmuctx_freq_periods_ended()).  @freq_events: what the last
 	 * sample stood for, for its record.
 	 */
-	u64 freq_period, freq_stamp, freq_events;
+	u64 freq_period, freq_stamp, freq_left, freq_events;
 
 	/*
 	 * Self-read pages of this instance, pmuctx's layout and perf's
