@@ -98,6 +98,10 @@ static long pmuctx_ioctl_info(struct pmuctx_info __user *uinfo)
 		if ((hw->features & PMUCTX_FEAT_OVERFLOW) &&
 		    !(hw->features & PMUCTX_FEAT_PERF_EVENTS))
 			info.features |= PMUCTX_FEAT_KERNEL_CALLCHAIN;
+		/* compat/cr4.h: a kernel may keep CR4.PCE from modules. */
+		if (!(hw->features & PMUCTX_FEAT_PERF_EVENTS) &&
+		    !hw->no_user_reads)
+			info.features |= PMUCTX_FEAT_SELF_READ;
 	} else {
 		strscpy(info.backend, "software", sizeof(info.backend));
 	}

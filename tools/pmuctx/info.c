@@ -85,13 +85,14 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	       info.nr_general, info.general_width, info.nr_fixed, info.fixed_width);
 	if (info.pmu_version)
 		printf("PMU version:      %u\n", info.pmu_version);
-	printf("features:        %s%s%s%s%s%s%s\n",
+	printf("features:        %s%s%s%s%s%s%s%s\n",
 	       info.features & PMUCTX_FEAT_SOFTWARE ? " software" : "",
 	       info.features & PMUCTX_FEAT_HARDWARE ? " hardware" : "",
 	       info.features & PMUCTX_FEAT_OVERFLOW ? " overflow" : "",
 	       info.features & PMUCTX_FEAT_FREQ ? " frequency-sampling" : "",
 	       info.features & PMUCTX_FEAT_MULTIPLEX ? " multiplex" : "",
 	       info.features & PMUCTX_FEAT_ADDR_RANGE ? " address-range" : "",
+	       info.features & PMUCTX_FEAT_SELF_READ ? " self-read" : "",
 	       info.features & PMUCTX_FEAT_PERF_EVENTS ? " perf-events" : "");
 	if (info.features & PMUCTX_FEAT_PERF_SHARED) {
 		printf("perf events:      the kernel's PMU driver owns the PMU and lends pmuctx one\n"

@@ -47,6 +47,12 @@
  * shared backend").
  */
 #define PMUCTX_FEAT_PERF_SHARED	(1ULL << 13)
+/*
+ * A mapped hardware counter's self-read page gives its counter index
+ * while the counter counts (RDPMC at CPL 3, EL0 PMU reads).  Without it
+ * the page's index stays 0 or mmap() fails, and readers use read().
+ */
+#define PMUCTX_FEAT_SELF_READ	(1ULL << 14)
 
 #define PMUCTX_BACKEND_NAME_LEN	32
 

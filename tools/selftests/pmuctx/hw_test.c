@@ -1073,6 +1073,38 @@ static int perf_self_read(const struct perf_event_mmap_page *page, uint64_t *val
 }
 
 /*
+ * A native backend that may not let the task read the PMU (x86 on a
+ * kernel that keeps CR4.PCE from modules: sid's 7.2) still maps the
+ * pages, and both say read(): index 0 while the counter counts, perf's
+ * layout with cap_user_rdpmc 0, as perf's own page with rdpmc off.
+ */
+TEST(pages_say_read_where_the_task_may_not_read_the_pmu)
+{
+	const struct pmuctx_mmap_page *page;
+	struct perf_event_mmap_page *pp;
+	uint64_t v = 0;
+	int fd;
+
+	if (!have_pmu() || perf_backed() || have_self_read())
+		SKIP(return, "self-reads here, or no self-read page");
+	fd = pmuctx_open_raw(INST_RETIRED, PMUCTX_ATTR_EXCLUDE_KERNEL, 0, 0);
+	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
+	page = map_counter(fd);
+	ASSERT_NE(NULL, page) TH_LOG("mmap: %s", strerror(errno));
+	pp = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 4096);
+	ASSERT_NE(MAP_FAILED, pp) TH_LOG("mmap at 4096: %s", strerror(errno));
+	run_loop(100000);
+	EXPECT_EQ(0, page->index);
+	EXPECT_EQ(-1, self_read(page, &v)) TH_LOG("self-read %llu", (unsigned long long)v);
+	EXPECT_EQ(0, (int)pp->cap_user_rdpmc);
+	EXPECT_EQ(0, pp->index);
+	EXPECT_LE(100000, pmuctx_read1(fd));
+	munmap(pp, 4096);
+	munmap((void *)page, 4096);
+	close(fd);
+}
+
+/*
  * The second page of a counter is perf's layout of the same count
  * (libpmuctx-perf.so maps it for perf_event_open's callers): offset plus
  * the raw counter sign-extended at pmc_width, while index is not 0.  It

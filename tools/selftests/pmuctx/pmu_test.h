@@ -195,12 +195,12 @@ static inline bool exact(void)
 
 /*
  * Self-reads: the counted task reads its own counter from EL0 (arm64) or
- * with RDPMC at CPL 3 (x86).
+ * with RDPMC at CPL 3 (x86), where the backend says it may.
  */
 static inline bool have_self_read(void)
 {
 #if defined(__aarch64__) || defined(__x86_64__)
-	return !perf_backed();
+	return have_pmu() && (pmu_features() & PMUCTX_FEAT_SELF_READ);
 #else
 	return false;
 #endif
