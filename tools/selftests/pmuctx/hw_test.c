@@ -1928,8 +1928,18 @@ static void freq_case(struct __test_metadata *_metadata, bool syscalls)
 	EXPECT_LE(sum, value);
 	/* What counted after the last sample: part of a period at most 8x the last. */
 	EXPECT_GT(8 * buf[nr - 1].period, rest);
-	/* The first periods are the guess, an event a nanosecond: 10^6. */
-	EXPECT_EQ(0, buf[0].period % 1000000);
+	/*
+	 * The first periods are the guess, an event a nanosecond: 10^6 each.
+	 * When the first interrupt comes so late that the events past it make
+	 * a whole period of the next choice too, that period ends in the same
+	 * sample (pmuctx_freq_periods_ended()): the debug kernel on arm64
+	 * under icount, 10^6 + 882,062 (2026-12-03).  Either way it holds at
+	 * least one period of the guess.
+	 */
+	EXPECT_LE(1000000, buf[0].period);
+	if (buf[0].period % 1000000)
+		TH_LOG("the first sample also ended periods of the next choice: %llu events",
+		       (unsigned long long)buf[0].period);
 	/* a sample a period here; on perf's events a sample a fold, of its periods */
 	if (syscalls && !fb) {
 		EXPECT_GT(1000000 / 2, buf[nr - 1].period);
