@@ -11,6 +11,19 @@
  * (Documentation/ranges.rst, "A kernel breakpoint hang").
  *
  *   bp_storm [--seconds S] [--workers N] [--seed N] [--gap-ms N]
+ *            [--cold-ms N]
+ *
+ * --cold-ms N: one worker, which waits N ms with no event open after
+ * each storm, while four threads of its own keep both CPUs switching
+ * (sched_yield()).  perf turns its context-switch hooks off (a static
+ * key, perf_sched_events) a second after the last task event of the
+ * system is freed, and the next task event turns them on again: past
+ * 1000 ms every storm's first open rewrites the hooks' jump sites while
+ * the other CPU runs the scheduler.  Under QEMU's multi-threaded TCG that
+ * can leave a stale translation of a site (Documentation/testing.rst, "A
+ * breakpoint that never armed"): perf's sched-out hook then never runs,
+ * and its core warns.  Nothing else in the VM may hold a task event
+ * meanwhile (boot it with scripts/vm-run --no-load).
  *
  * Exits 0 when the time is up; kernel splats are vm-run's to judge.
  */
@@ -34,7 +47,7 @@
 #define MAXFD	16
 
 static volatile uint64_t buf[8] __attribute__((aligned(64)));
-static unsigned int opt_seconds = 30, opt_workers = 4, opt_gap_ms;
+static unsigned int opt_seconds = 30, opt_workers = 4, opt_gap_ms, opt_cold_ms;
 static uint64_t opt_seed = 1;
 static const char *self;
 static unsigned long opens, refused;	/* this storm process's */
@@ -231,15 +244,28 @@ static unsigned long storm(uint64_t *s)
 	return opens;
 }
 
+/* Keeps a CPU in and out of the scheduler, for --cold-ms. */
+static void *yield_main(void *arg)
+{
+	for (;;)
+		sched_yield();
+	return arg;
+}
+
 static void worker(unsigned int idx)
 {
 	uint64_t s = opt_seed * 0x9e3779b97f4a7c15ULL + idx + 1;
 	double end = now() + opt_seconds;
 	unsigned long n = 0, total = 0;
-	int status;
+	int status, i;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	alarm(opt_seconds + 60);
+	for (i = 0; opt_cold_ms && i < 4; i++) {
+		pthread_t th;
+
+		pthread_create(&th, NULL, yield_main, NULL);
+	}
 	while (now() < end) {
 		pid_t p = fork();
 
@@ -250,7 +276,9 @@ static void worker(unsigned int idx)
 			total += WEXITSTATUS(status);
 		rng(&s);
 		n++;
-		if (opt_gap_ms && rng(&s) % 4 == 0)
+		if (opt_cold_ms)
+			usleep(1000 * opt_cold_ms);
+		else if (opt_gap_ms && rng(&s) % 4 == 0)
 			usleep(1000 * (rng(&s) % opt_gap_ms));
 	}
 	printf("# worker %u: %lu storms, %lu with events\n", idx, n, total);
@@ -275,8 +303,11 @@ int main(int argc, char **argv)
 			opt_seed = strtoull(v, NULL, 0); i++;
 		} else if (!strcmp(a, "--gap-ms") && v) {
 			opt_gap_ms = strtoul(v, NULL, 0); i++;
+		} else if (!strcmp(a, "--cold-ms") && v) {
+			opt_cold_ms = strtoul(v, NULL, 0); i++;
+			opt_workers = 1;
 		} else {
-			fprintf(stderr, "usage: bp_storm [--seconds S] [--workers N] [--seed N] [--gap-ms N]\n");
+			fprintf(stderr, "usage: bp_storm [--seconds S] [--workers N] [--seed N] [--gap-ms N] [--cold-ms N]\n");
 			return 2;
 		}
 	}
