@@ -127,9 +127,9 @@ extract_source() {
 	touch "$stamp"
 }
 
-# The x86_64 PMU lane's QEMU: Debian's qemu source with our patches
-# (scripts/qemu/README), ~11 minutes cold on 2 cores, then cached by the
-# patch series' key.  Its log is build/qemu-build.log.  A heavy build like
+# The lanes' QEMU, x86_64 and aarch64: Debian's qemu source with our
+# patches (scripts/qemu/README), ~20 minutes cold on 2 cores, then cached
+# by the patch series' key.  Its log is build/qemu-build.log.  A heavy build like
 # the debug kernels: skipped with them (make demo, make bench) unless
 # PMUCTX_DEPS_QEMU=1; vm-run --pmu builds it when missing.  It builds
 # beside the debug kernels: their single-threaded stretches (extraction,
@@ -139,9 +139,9 @@ build_qemu() {
 	local qlog=$PMUCTX_BUILD/qemu-build.log t0
 	t0=$(date +%s)
 	if PMUCTX_QEMU_LOG=$qlog "$PMUCTX_TOP"/scripts/qemu/build >/dev/null; then
-		log "qemu (x86_64 PMU lane): built $("$PMUCTX_TOP"/scripts/qemu/build --key) in $(( $(date +%s) - t0 ))s (log: $qlog)"
+		log "qemu (x86_64 and aarch64): built $("$PMUCTX_TOP"/scripts/qemu/build --key) in $(( $(date +%s) - t0 ))s (log: $qlog)"
 	else
-		log "qemu (x86_64 PMU lane): build FAILED after $(( $(date +%s) - t0 ))s (log: $qlog)"
+		log "qemu (x86_64 and aarch64): build FAILED after $(( $(date +%s) - t0 ))s (log: $qlog)"
 		return 1
 	fi
 }
