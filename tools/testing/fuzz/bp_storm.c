@@ -305,12 +305,14 @@ int main(int argc, char **argv)
 			opt_gap_ms = strtoul(v, NULL, 0); i++;
 		} else if (!strcmp(a, "--cold-ms") && v) {
 			opt_cold_ms = strtoul(v, NULL, 0); i++;
-			opt_workers = 1;
 		} else {
 			fprintf(stderr, "usage: bp_storm [--seconds S] [--workers N] [--seed N] [--gap-ms N] [--cold-ms N]\n");
 			return 2;
 		}
 	}
+	/* One storm at a time: no other worker's events keep the key on. */
+	if (opt_cold_ms)
+		opt_workers = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < opt_workers; i++)
 		if (fork() == 0)
